@@ -11,7 +11,8 @@
 //! `analysis` (the top module that calls it) or `throughput`.
 
 use crate::figure::{
-    mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
+    at_place_of, mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table,
+    DENSE_POINTS,
 };
 use crate::model::Trial;
 use crate::model::{self, conn_of, is_sweet_spot, search_of, Config};
@@ -324,8 +325,12 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
                 mean_ci(f.b.abs() * 1e3, f.b_ci95.map(|c| c * 1e3)),
                 f.r2
             ));
-            a.findings
-                .push(download_sentence(&s.name, &f, s.points.len()));
+            a.findings.push(download_sentence(
+                &s.name,
+                &f,
+                s.points.len(),
+                pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max),
+            ));
             a.claims.push(Claim::new(
                 format!("HTTP download time per rule: {}", s.name),
                 f.b * 1e3,
@@ -396,8 +401,9 @@ fn least_note(points: &[(f64, Pooled)]) -> Option<String> {
 }
 
 /// Seed 004's answer for one download series: µs per rule with its CI (over the rule
-/// counts' means: the line's residuals), flat when the CI holds 0.
-fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
+/// counts' means: the line's residuals), with what a CI holding 0 still allows
+/// ([`crate::findings::zero_slope_words`]).
+fn download_sentence(name: &str, f: &stats::LineFit, counts: usize, x_max: f64) -> String {
     let who = if name == "all" {
         "HTTP download time".to_string()
     } else {
@@ -407,11 +413,13 @@ fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
         Some(c) => mean_ci(f.b * 1e3, Some(c * 1e3)),
         None => num(f.b * 1e3),
     };
-    let flat = if f.b_ci95.is_some_and(|c| f.b.abs() <= c) {
-        " — flat: the CI includes 0, no measurable effect of the rules"
-    } else {
-        ""
-    };
+    let flat = crate::findings::zero_slope_words(
+        f,
+        x_max,
+        |v, c| format!("{} µs", at_place_of(v * 1e3, Some(c * 1e3))),
+        "a download's time",
+    )
+    .unwrap_or_default();
     format!(
         "{who}: {per_rule} µs per rule{flat} (least squares over the means at {counts} rule \
          counts, 95 % CI from the line's residuals), {} ms at 0 rules.",

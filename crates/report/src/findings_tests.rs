@@ -256,6 +256,67 @@ fn flat_lines_and_coarse_grids_are_said_so() {
     assert!(s.contains("flat: the CI includes 0"), "{s}");
 }
 
+/// A slope whose CI includes 0 is flat only where the CI's upper end, at the largest
+/// rule count, adds at most 5 % to the time at 0 rules; a CI that holds 0 because it is
+/// wide is "not measurable", with what it allows. Known answer: y = 2000 ± d at 0, 1000,
+/// 2000, 3000 rules (+d, −d, −d, +d) fits b = 0, a = 2000 with s² = 2d², Sxx = 5·10⁶ and
+/// t(2 df) = 4.303, so the CI is ±2.721·10⁻³·d and its share at 3000 rules 0.4082 % · d.
+#[test]
+fn a_slope_whose_ci_holds_zero_is_flat_only_where_the_ci_is_narrow() {
+    let fit = |d: f64| {
+        let pts = [
+            (0.0, 2000.0 + d),
+            (1000.0, 2000.0 - d),
+            (2000.0, 2000.0 - d),
+            (3000.0, 2000.0 + d),
+        ];
+        stats::fit_line(&pts).unwrap()
+    };
+    let ns = |v: f64, c: f64| format!("{} ns", at_place_of(v, Some(c)));
+    let narrow = zero_slope_words(&fit(10.0), 3000.0, ns, "a packet's time").unwrap();
+    assert_eq!(
+        narrow,
+        " — flat: the CI includes 0 and allows at most 0.027 ns per rule, +4.1 % of a \
+         packet's time at 3000 rules"
+    );
+    let wide = zero_slope_words(&fit(20.0), 3000.0, ns, "a packet's time").unwrap();
+    assert!(
+        wide.starts_with(
+            " — not measurable: the CI includes 0 but allows up to 0.054 ns per rule, \
+             +8.2 % of a packet's time at 3000 rules"
+        ),
+        "{wide}"
+    );
+    // A slope measurably above 0 gets no words; one without an intercept to compare
+    // with is not measurable, whatever its CI.
+    let rising = stats::fit_line(&[(0.0, 2000.0), (1000.0, 2101.0), (2000.0, 2199.0)]);
+    assert_eq!(zero_slope_words(&rising.unwrap(), 2000.0, ns, "x"), None);
+    let no_a = stats::fit_line(&[(0.0, -5.0), (1000.0, 5.0), (2000.0, -5.0)]).unwrap();
+    assert!(zero_slope_words(&no_a, 2000.0, ns, "x")
+        .unwrap()
+        .starts_with(" — not measurable: the CI includes 0 and allows up to"));
+}
+
+/// The cost sentence of the xdp-cost preset's XDP line (one repetition at 0, 1000 and
+/// 3000 rules: 8.38, 16.2, 45.0 µs per packet, a cost per rule plain to see but a CI of
+/// 1 degree of freedom) does not call it flat.
+#[test]
+fn a_wide_ci_holding_zero_is_not_called_flat() {
+    let groups: Vec<(f64, Vec<f64>)> = vec![
+        (0.0, vec![8380.0]),
+        (1000.0, vec![16200.0]),
+        (3000.0, vec![44970.0]),
+    ];
+    let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+    let s = cost_sentence(&crate::testing::cost_fit("engine=xdp", e), None);
+    assert!(
+        s.contains("ns per rule per packet — not measurable: the CI includes 0 but allows up to"),
+        "{s}"
+    );
+    assert!(s.contains("% of a packet's time at 3000 rules"), "{s}");
+    assert!(!s.contains("flat"), "{s}");
+}
+
 /// An A/B of session durations in ms: A 0.14 ± 0.01, B `b` (10 values each), Welch.
 fn ab(b: f64, same_gateway: bool) -> AbTest {
     let a = crate::stats::Pooled {

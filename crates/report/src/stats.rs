@@ -380,6 +380,9 @@ pub struct WeightedFit {
     pub line: LineFit,
     /// Distinct x values (rule counts).
     pub points: usize,
+    /// The largest x fitted: how far the line is read (see
+    /// [`crate::findings::zero_slope_words`]).
+    pub x_max: f64,
     /// Of those, how many have a single repetition (their variance is the pooled
     /// relative spread times their mean).
     pub single: usize,
@@ -534,6 +537,7 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
     Some(WeightedFit {
         line: LineFit::new(a, b, r2, n, Spread::of(sum_w, mx, sxx, sse, n)),
         points: merged.len(),
+        x_max: merged.iter().map(|g| g.0).fold(f64::NEG_INFINITY, f64::max),
         single: merged.iter().filter(|g| g.1.len() == 1).count(),
         pooled_cv,
         lack_of_fit,

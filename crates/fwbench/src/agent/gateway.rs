@@ -127,7 +127,8 @@ impl RoleRun for GatewayRole {
             ct.after = crate::host::conntrack::read_stats().unwrap_or_default();
         }
         // The events' changes out first: the verdicts read the rule set as installed.
-        let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
+        // A failed schedule fails the trial, once the rules and settings are undone.
+        let updates = events.as_mut().map(|e| e.finish()).transpose();
         let changed_elements = events.as_ref().is_some_and(|e| e.changes_elements());
         let replaced = events.as_mut().and_then(|e| e.replaced_verdicts());
         let (mut firewall, proxy, residue) = guard.finish(changed_elements);
@@ -139,6 +140,7 @@ impl RoleRun for GatewayRole {
                 Err(e) => (None, Some(e)),
             };
         }
+        let updates = updates?.unwrap_or_default();
         Ok(RoleResults::Gateway(GatewayResults {
             sysctls: in_force,
             firewall,
