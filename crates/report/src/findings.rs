@@ -171,8 +171,8 @@ pub fn cost_sentence(f: &CostFit, segs: Option<&SeriesSegments>) -> String {
 /// The words after a slope whose 95 % CI includes 0 (`None` where it excludes 0). The
 /// CI's upper end (b + half-width) is what the data still allows; over the largest rule
 /// count fitted it adds `share` to the time at 0 rules (a). Flat only where that share is
-/// at most [`crate::throughput::DEGRADED_DROP`] — what a degradation would be — else not
-/// measurable, with how much the CI allows: a CI that includes 0 because it is wide is no
+/// at most what a degradation would be (a [`crate::throughput::DEGRADED_DROP`] drop in
+/// packets/s: +5.26 % time per packet), else not measurable, with how much the CI allows: a CI that includes 0 because it is wide is no
 /// finding. `upper` formats the upper end per rule (and the half-width, to round it to)
 /// in the sentence's unit.
 pub(crate) fn zero_slope_words(
@@ -197,7 +197,9 @@ pub(crate) fn zero_slope_words(
         format!("{pct:.1}")
     };
     let at = format!("+{pct} % of {time_of} at {} rules", num(x_max));
-    Some(if share <= crate::throughput::DEGRADED_DROP {
+    // A drop of DEGRADED_DROP in packets/s is this much more time per packet.
+    let degraded = 1.0 / (1.0 - crate::throughput::DEGRADED_DROP) - 1.0;
+    Some(if share <= degraded {
         format!(" — flat: the CI includes 0 and allows at most {allowed}, {at}")
     } else {
         format!(

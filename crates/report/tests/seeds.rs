@@ -1331,12 +1331,16 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     assert!(left[0]
         .iter()
         .any(|c| c.ends_with(" (2 limited by fwbench left out)")));
-    // xdp-map's flat line stays flat without it.
+    // xdp-map's line keeps a CI that includes 0 without it — in this noisy run too
+    // wide to call flat (+14 % allowed at 10 000 rules).
     let map = f
         .iter()
         .find(|x| x.starts_with("engine=xdp-map: "))
         .unwrap();
-    assert!(map.contains("flat"), "{map}");
+    assert!(
+        map.contains("— not measurable: the CI includes 0 but allows up to"),
+        "{map}"
+    );
     assert!(map.contains("Left out: 1 trial (at 5000 rules)"), "{map}");
     // Said once, with how noisy.
     let noise: Vec<&String> = f.iter().filter(|x| x.starts_with("Noise: ")).collect();

@@ -200,8 +200,10 @@ impl EventRunner {
 
 impl Drop for EventRunner {
     fn drop(&mut self) {
-        // Unwinding or dropped unfinished: only the undo matters, no row is read.
-        let _ = self.finish();
+        // Dropped unfinished: only the undo matters, no row is read; a panic is said.
+        if let Err(e) = self.finish() {
+            tracing::error!("{}", e.message);
+        }
     }
 }
 
