@@ -16,7 +16,7 @@ use crate::figure::{mean_ci, num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
 use results::{EventPlace, UpdateKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use store::UpdateRecord;
 
 /// What the background of an update counts: its trial's unit
@@ -1041,8 +1041,10 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
     let bins: Vec<Vec<[f64; 4]>> = windows.iter().map(|(_, b)| b.clone()).collect();
     let mid = combine(&bins, median);
     let bold = format!("median of {} updates", windows.len());
-    let mut series: Vec<Series> = windows
+    let drawn = thin_lines(&windows);
+    let mut series: Vec<Series> = drawn
         .iter()
+        .map(|i| &windows[*i])
         .map(|(r, b)| {
             let one = combine(std::slice::from_ref(b), mean_of);
             line(
@@ -1093,13 +1095,55 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
         x: e,
         text: format!("effect {} ms (median)", num(e)),
     }));
+    let sample = if drawn.len() < windows.len() {
+        format!(
+            " {} of them are drawn (the first carrying the marker, the slowest commit, \
+             evenly spaced others); the median is over all {}.",
+            drawn.len(),
+            windows.len()
+        )
+    } else {
+        String::new()
+    };
     f.notes.push(format!(
-        "{name}: {} updates; the commit took {} ms (median), {} ms at most.",
+        "{name}: {} updates; the commit took {} ms (median), {} ms at most.{sample}",
         windows.len(),
         num(commit),
         num(slowest)
     ));
     Some(f)
+}
+
+/// At most this many of a trial's updates are drawn as thin lines: hundreds (an
+/// envelope step at 200 updates/s has 561) are a grey smear and a report of tens of
+/// megabytes, and the median says what they share.
+pub const THIN_LINES: usize = 24;
+
+/// Which windows an overlay draws, in their order: all up to [`THIN_LINES`]; beyond,
+/// the first carrying the marker, the slowest commit and evenly spaced others.
+fn thin_lines(windows: &[(&UpdateRecord, Vec<[f64; 4]>)]) -> Vec<usize> {
+    let n = windows.len();
+    if n <= THIN_LINES {
+        return (0..n).collect();
+    }
+    let mut must: BTreeSet<usize> = BTreeSet::new();
+    must.extend(windows.iter().position(|(r, _)| r.marker));
+    must.extend((0..n).max_by(|a, b| windows[*a].0.commit_ms.total_cmp(&windows[*b].0.commit_ms)));
+    // m evenly spaced from the first to the last, beside those: as many as fit.
+    let spaced = |m: usize| -> BTreeSet<usize> {
+        let mut s = must.clone();
+        s.extend((0..m).map(|j| j * (n - 1) / (m - 1)));
+        s
+    };
+    let mut pick = spaced(THIN_LINES - must.len());
+    for m in THIN_LINES - must.len() + 1..=THIN_LINES {
+        let more = spaced(m);
+        if more.len() > THIN_LINES {
+            break;
+        }
+        pick = more;
+    }
+    pick.into_iter().collect()
 }
 
 /// Commit latency and stall vs installed size, per engine, method, kind and K (`None`

@@ -94,11 +94,16 @@ fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
         f.title,
         "Background received around 46 updates of trial 7: adding 1 rule to 20000 … 20045"
     );
-    assert_eq!(f.series.len(), 47);
+    // 24 of the 46 drawn ([`THIN_LINES`]), the bold median over all 46.
+    assert_eq!(f.series.len(), THIN_LINES + 1);
     assert_eq!(f.overlay.as_deref(), Some("median of 46 updates"));
     assert_eq!(f.series[0].name, "update 0 (20000 installed)");
     // The median, bin by bin: of 10 … 55 received, 32.5; nothing in the gap.
-    let median: Vec<(f64, f64)> = f.series[46].points.iter().map(|p| (p.x, p.y)).collect();
+    let median: Vec<(f64, f64)> = f.series[THIN_LINES]
+        .points
+        .iter()
+        .map(|p| (p.x, p.y))
+        .collect();
     assert_eq!(median[0], (-2.0, 32.5));
     assert_eq!(median[3], (1.0, 0.0));
     // The commit shaded from 0 to its median end, the gap where nothing arrived
@@ -114,18 +119,54 @@ fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
     assert_eq!(marks, [(1.5, "effect 1.5 ms (median)")]);
     assert_eq!(
         f.notes,
-        ["nft by batch: 46 updates; the commit took 24.5 ms (median), 47 ms at most."]
+        [
+            "nft by batch: 46 updates; the commit took 24.5 ms (median), 47 ms at most. 24 of \
+          them are drawn (the first carrying the marker, the slowest commit, evenly spaced \
+          others); the median is over all 46."
+        ]
     );
 
-    // Drawn: 46 thin lines, one bold, two shaded spans, a legend of two rows.
+    // Drawn: 24 thin lines, one bold, two shaded spans, a legend of two rows.
     let svg = render(f);
-    assert_eq!(lines_of_width(&svg, "0.75"), 46);
+    assert_eq!(lines_of_width(&svg, "0.75"), THIN_LINES);
     assert_eq!(lines_of_width(&svg, "2.5"), 1);
     assert_eq!(svg.matches(r#"<rect class="span""#).count(), 2);
     assert!(svg.contains(">median of 46 updates</text>"));
-    assert!(svg.contains(">46 thin lines, one each</text>"));
+    assert!(svg.contains(">24 thin lines, one each</text>"));
     assert!(!svg.contains(">update 0 (20000 installed)</text>"));
     assert_eq!(svg.matches("<circle").count(), 0);
+}
+
+/// The envelope preset: a step at 200 updates/s drew 561 thin lines, and its Markdown
+/// report tabulated each (87 MB for one run). Beyond [`THIN_LINES`] the overlay draws
+/// the update carrying the marker, the slowest commit and evenly spaced others.
+#[test]
+fn many_updates_draw_the_marker_the_slowest_and_evenly_spaced_others() {
+    let mut us = repeated(561);
+    for u in &mut us {
+        u.row.marker = false;
+        u.row.commit_ms = 2.0;
+    }
+    us[7].row.marker = true;
+    us[300].row.commit_ms = 90.0;
+    let f = &figures(&us)[0];
+    let names: Vec<&str> = f.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), THIN_LINES + 1, "{names:?}");
+    assert_eq!(names[0], "update 0 (20000 installed)");
+    assert!(names.contains(&"update 7 (20007 installed)"), "{names:?}");
+    assert!(names.contains(&"update 300 (20300 installed)"), "{names:?}");
+    assert_eq!(names[THIN_LINES - 1], "update 560 (20560 installed)");
+    assert_eq!(names[THIN_LINES], "median of 561 updates");
+    // In Markdown the bold line alone is tabulated.
+    assert!(f.notes[0].contains("24 of them are drawn"), "{:?}", f.notes);
+    let md = crate::export::figure_table(&crate::export::bold_only(f));
+    assert_eq!(md.columns.len(), 2, "{:?}", md.columns);
+    assert!(
+        md.columns[1].starts_with("median of 561 updates"),
+        "{:?}",
+        md.columns
+    );
+    assert_eq!(md.rows.len(), 8, "one row per bin");
 }
 
 #[test]

@@ -63,6 +63,24 @@ fn create_write_reopen_read() {
     assert_eq!(s.run_status(run).unwrap().as_deref(), Some("complete"));
 }
 
+/// The envelope preset ended "9 of 9 trials stored" above findings of "43 of 56
+/// trials": its searches store each step. The count is the run's, of every status.
+#[test]
+fn a_runs_trials_are_counted_whatever_their_status() {
+    let (_dir, _p, mut s, run) = scratch_run("c.db");
+    let other = s.begin_run(&NewRun::default()).unwrap();
+    assert_eq!(s.trial_count(run).unwrap(), 0);
+    s.insert_trial(&trial(run, "a")).unwrap();
+    s.insert_trial(&TrialRecord {
+        status: "failed".into(),
+        ..trial(run, "b")
+    })
+    .unwrap();
+    s.insert_trial(&trial(other, "c")).unwrap();
+    assert_eq!(s.trial_count(run).unwrap(), 2);
+    assert_eq!(s.trial_count(other).unwrap(), 1);
+}
+
 #[test]
 fn read_only_open_of_a_current_file_never_writes() {
     let dir = tempfile::tempdir().unwrap();

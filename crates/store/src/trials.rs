@@ -167,6 +167,19 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// How many trials run `run_id` holds, whatever their status (a search's steps
+    /// with it).
+    pub fn trial_count(&self, run_id: i64) -> Result<usize> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM trials WHERE run_id = ?1",
+                [run_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| self.sql(e))
+    }
+
     /// The status and stored results (JSON) of one trial of a run, by key.
     pub fn trial_by_key(
         &self,

@@ -538,8 +538,17 @@ fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -
     };
     store.finish_run(run_id, &crate::clock::now_utc(), status)?;
     let table = output::summary_table(&plan.name, rows);
+    // A search stores each step as a trial of its own: the findings count those too.
+    let steps = rows
+        .iter()
+        .any(|(_, o)| o.search.is_some())
+        .then(|| store.trial_count(run_id).ok())
+        .flatten()
+        .filter(|all| *all > rows.len())
+        .map(|all| format!("; with the searches' steps, the run holds {all} trials"))
+        .unwrap_or_default();
     let stored = format!(
-        "{} of {} trials stored in {} (run {run_id}).",
+        "{} of {} trials stored in {} (run {run_id}){steps}.",
         rows.len(),
         n,
         args.db.display()

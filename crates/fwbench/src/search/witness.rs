@@ -24,6 +24,9 @@ pub struct Contradiction {
     pub fail: f64,
     /// The failing trial's loss ratio.
     pub fail_loss: f64,
+    /// The failing trial failed for a queue that filled through it (`--load`'s
+    /// capacity), whatever it lost.
+    pub fail_queue: bool,
 }
 
 impl Contradiction {
@@ -36,11 +39,11 @@ impl Contradiction {
             DoubtKind::Contradiction,
             format!(
                 "{:.0} pps passed, then lost {} when measured again ({:.0} pps below it \
-                 lost {}): the gateway's capacity changed during the search",
+                 {}): the gateway's capacity changed during the search",
                 self.pass,
                 pct(loss),
                 self.fail,
-                pct(self.fail_loss)
+                self.fail_what()
             ),
         )
     }
@@ -49,10 +52,10 @@ impl Contradiction {
         Doubt::new(
             DoubtKind::Contradiction,
             format!(
-                "{:.0} pps passed above {:.0} pps, which lost {}{}",
+                "{:.0} pps passed above {:.0} pps, which {}{}",
                 self.pass,
                 self.fail,
-                pct(self.fail_loss),
+                self.fail_what(),
                 if retested {
                     " (both measured again: it persists)"
                 } else {
@@ -60,6 +63,17 @@ impl Contradiction {
                 }
             ),
         )
+    }
+
+    /// Why the lower rate failed: "lost 0.2 %", or, where a queue filled through it,
+    /// "lost 0 % but a queue filled through it (not sustained)".
+    fn fail_what(&self) -> String {
+        let lost = format!("lost {}", pct(self.fail_loss));
+        if self.fail_queue {
+            format!("{lost} but a queue filled through it (not sustained)")
+        } else {
+            lost
+        }
     }
 }
 
@@ -124,6 +138,7 @@ fn widest<'a>(
         pass,
         fail: fail.x,
         fail_loss: fail.loss_ratio,
+        fail_queue: fail.queue_grew,
     })
 }
 
@@ -190,21 +205,36 @@ pub fn out_of_trials(
                 Width::Absolute(a) => format!("{a:.0} {unit}"),
             }
         ),
-        (Some(p), Some(f)) => format!(
-            "left the answer between {} {unit} (passed) and {} {unit} (failed), {}",
-            v(p),
-            v(f),
-            match asked {
-                Width::Relative(r, _) => format!(
-                    "{} apart where {} was asked",
-                    pct(if f > 0.0 { (f - p).abs() / f } else { 1.0 }),
-                    pct(r)
-                ),
-                Width::Absolute(a) => {
-                    format!("{:.0} {unit} apart where {a:.0} was asked", (f - p).abs())
+        (Some(p), Some(f)) => {
+            let (apart, narrow) = match asked {
+                Width::Relative(r, _) => {
+                    let d = if f > 0.0 { (f - p) / f } else { 1.0 };
+                    (
+                        format!("{} apart where {} was asked", pct(d), pct(r)),
+                        d <= r,
+                    )
                 }
-            }
-        ),
+                Width::Absolute(a) => (
+                    format!("{:.0} {unit} apart where {a:.0} was asked", f - p),
+                    f - p <= a,
+                ),
+            };
+            // Narrow enough, yet not done: what was left is the answer's confirmation.
+            let unconfirmed = if narrow {
+                format!(
+                    ": as narrow as asked, but the trial that would confirm {} did not run",
+                    v(p)
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "left the answer between {} {unit} (passed) and {} {unit} (failed), \
+                 {apart}{unconfirmed}",
+                v(p),
+                v(f)
+            )
+        }
         (Some(p), None) => format!("ended with {} {unit} passed and nothing failed", v(p)),
         (None, Some(f)) => format!("ended with nothing passed (lowest failing {} {unit})", v(f)),
         (None, None) => "ended with no verdict".to_string(),
@@ -410,6 +440,24 @@ mod tests {
             "contradicting trials: 5234 pps passed above 312 pps, which lost 43.7 % \
              (both measured again: it persists)"
         );
+        // A `--load` capacity step that failed for its queue alone is not said to have
+        // failed for a loss of 0 % (enforcement preset, 2026-11-30).
+        let mut queued = points.clone();
+        queued[3] = Point {
+            loss_ratio: 0.0,
+            queue_grew: true,
+            ..queued[3]
+        };
+        let c = contradiction(&queued, W).unwrap();
+        assert_eq!(
+            c.doubt(false).why,
+            "5234 pps passed above 312 pps, which lost 0 % but a queue filled through it \
+             (not sustained)"
+        );
+        assert!(c.changed(0.01).why.ends_with(
+            "(312 pps below it lost 0 % but a queue filled through it (not sustained)): the \
+             gateway's capacity changed during the search"
+        ));
         // Monotone verdicts: none.
         let fine = vec![pt(100.0, true, 0.0, false), pt(200.0, false, 0.1, false)];
         assert_eq!(contradiction(&fine, W), None);
@@ -524,6 +572,22 @@ mod tests {
             "out of trials: 12 trials left no bracket: 7.51 updates/s passed and 7.12 \
              updates/s failed (repeated trials near the answer disagree: this machine's \
              noise there is wider than the 10 % asked)"
+        );
+        // Its next run: 3.03 held and 3.23 missed (6 % apart, 10 % asked), and the
+        // 12th trial was spent before 3.03's confirmation.
+        let narrow = out_of_trials(
+            "12 trials",
+            "updates/s",
+            Some(3.03),
+            Some(3.23),
+            Width::Relative(0.1, 0.5),
+        );
+        assert!(
+            narrow.why.ends_with(
+                "6.192 % apart where 10 % was asked: as narrow as asked, but the trial that \
+                 would confirm 3.03 did not run"
+            ),
+            "{narrow}"
         );
         let same = out_of_trials(
             "9 trials",
