@@ -540,66 +540,58 @@ mod tests {
              between 424000 pps (passed) and 447700 pps (failed), 5.2937 % apart where 2 % \
              was asked"
         );
-        let none = out_of_trials("3 trials", "rules", None, Some(10.0), Width::Absolute(5.0));
-        assert!(
-            none.why
-                .ends_with("nothing passed (lowest failing 10 rules)"),
-            "{none}"
-        );
-        let rules = out_of_trials(
-            "9 trials",
-            "rules",
-            Some(100.0),
-            Some(200.0),
-            Width::Absolute(5.0),
-        );
-        assert!(
-            rules.why.ends_with("100 rules apart where 5 was asked"),
-            "{rules}"
-        );
-        // The envelope preset at 20 000 rules: 7.12 updates/s held once and missed
-        // once, 7.51 missed once and held once — "between 7.51 (passed) and 7.12
-        // (failed), 5.4695 % apart" was a distance the trials never gave.
-        let edge = out_of_trials(
-            "12 trials",
-            "updates/s",
-            Some(7.51),
-            Some(7.12),
-            Width::Relative(0.1, 0.5),
-        );
-        assert_eq!(
-            edge.why,
-            "out of trials: 12 trials left no bracket: 7.51 updates/s passed and 7.12 \
-             updates/s failed (repeated trials near the answer disagree: this machine's \
-             noise there is wider than the 10 % asked)"
-        );
-        // Its next run: 3.03 held and 3.23 missed (6 % apart, 10 % asked), and the
-        // 12th trial was spent before 3.03's confirmation.
-        let narrow = out_of_trials(
-            "12 trials",
-            "updates/s",
-            Some(3.03),
-            Some(3.23),
-            Width::Relative(0.1, 0.5),
-        );
-        assert!(
-            narrow.why.ends_with(
-                "6.192 % apart where 10 % was asked: as narrow as asked, but the trial that \
-                 would confirm 3.03 did not run"
+        let (updates, rules) = (Width::Relative(0.1, 0.5), Width::Absolute(5.0));
+        // (unit, pass, fail, asked, how its text ends)
+        type Case<'a> = (&'a str, Option<f64>, Option<f64>, Width, &'a str);
+        let cases: [Case; 5] = [
+            (
+                "rules",
+                None,
+                Some(10.0),
+                rules,
+                "nothing passed (lowest failing 10 rules)",
             ),
-            "{narrow}"
-        );
-        let same = out_of_trials(
-            "9 trials",
-            "rules",
-            Some(50.0),
-            Some(50.0),
-            Width::Absolute(5.0),
-        );
-        assert!(
-            same.why.ends_with("wider than the 5 rules asked)"),
-            "{same}"
-        );
+            (
+                "rules",
+                Some(100.0),
+                Some(200.0),
+                rules,
+                "100 rules apart where 5 was asked",
+            ),
+            // The envelope preset at 20 000 rules: 7.12 updates/s held once and missed
+            // once, 7.51 missed once and held once — "between 7.51 (passed) and 7.12
+            // (failed), 5.4695 % apart" was a distance the trials never gave.
+            (
+                "updates/s",
+                Some(7.51),
+                Some(7.12),
+                updates,
+                "left no bracket: 7.51 updates/s passed and 7.12 updates/s failed (repeated \
+                 trials near the answer disagree: this machine's noise there is wider than \
+                 the 10 % asked)",
+            ),
+            (
+                "rules",
+                Some(50.0),
+                Some(50.0),
+                rules,
+                "wider than the 5 rules asked)",
+            ),
+            // Its next run: 3.03 held and 3.23 missed (6 % apart, 10 % asked), and the
+            // 12th trial was spent before 3.03's confirmation.
+            (
+                "updates/s",
+                Some(3.03),
+                Some(3.23),
+                updates,
+                "6.192 % apart where 10 % was asked: as narrow as asked, but the trial that \
+                 would confirm 3.03 did not run",
+            ),
+        ];
+        for (unit, pass, fail, asked, end) in cases {
+            let d = out_of_trials("12 trials", unit, pass, fail, asked);
+            assert!(d.why.ends_with(end), "{d}");
+        }
     }
 
     /// `ndr --frame 64`: 0.98 % lost at 10 % of the rate found; flagged.
