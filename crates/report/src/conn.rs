@@ -11,8 +11,8 @@
 //! `analysis` (the top module that calls it) or `throughput`.
 
 use crate::figure::{
-    at_place_of, mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table,
-    DENSE_POINTS,
+    at_place_of, mean_ci, num, zero_slope_words, Analysis, Claim, Figure, Kind, Marker, Point,
+    Series, Table, DENSE_POINTS,
 };
 use crate::model::Trial;
 use crate::model::{self, conn_of, is_sweet_spot, search_of, Config};
@@ -438,7 +438,7 @@ fn signed(v: &str) -> String {
 
 /// Seed 004's answer for one download series: µs per rule with its CI (over the rule
 /// counts' means: the line's residuals), with what a CI holding 0 still allows
-/// ([`crate::findings::zero_slope_words`]).
+/// ([`zero_slope_words`]).
 fn download_sentence(name: &str, f: &stats::LineFit, counts: usize, x_max: f64) -> String {
     let who = if name == "all" {
         "HTTP download time".to_string()
@@ -449,7 +449,7 @@ fn download_sentence(name: &str, f: &stats::LineFit, counts: usize, x_max: f64) 
         Some(c) => mean_ci(f.b * 1e3, Some(c * 1e3)),
         None => num(f.b * 1e3),
     };
-    let flat = crate::findings::zero_slope_words(
+    let flat = zero_slope_words(
         f,
         x_max,
         |v, c| format!("{} µs", at_place_of(v * 1e3, Some(c * 1e3))),

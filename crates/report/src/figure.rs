@@ -486,6 +486,47 @@ impl crate::stats::Knee {
     }
 }
 
+/// The words after a slope whose 95 % CI includes 0 (`None` where it excludes 0). The
+/// CI's upper end (b + half-width) is what the data still allows; over the largest rule
+/// count fitted it adds `share` to the time at 0 rules (a). Flat only where that share is
+/// at most what a degradation would be (a [`crate::stats::DEGRADED_DROP`] drop in
+/// packets/s: +5.26 % time per packet), else not measurable, with how much the CI allows: a CI that includes 0 because it is wide is no
+/// finding. `upper` formats the upper end per rule (and the half-width, to round it to)
+/// in the sentence's unit.
+pub(crate) fn zero_slope_words(
+    l: &LineFit,
+    x_max: f64,
+    upper: impl Fn(f64, f64) -> String,
+    time_of: &str,
+) -> Option<String> {
+    let c = l.b_ci95.filter(|c| l.b.abs() <= *c)?;
+    let up = l.b + c;
+    let allowed = format!("{} per rule", upper(up, c));
+    if !(l.a > 0.0 && x_max > 0.0) {
+        return Some(format!(
+            " — not measurable: the CI includes 0 and allows up to {allowed}"
+        ));
+    }
+    let share = up * x_max / l.a;
+    let pct = share * 100.0;
+    let pct = if pct >= 10.0 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct:.1}")
+    };
+    let at = format!("+{pct} % of {time_of} at {} rules", num(x_max));
+    // A drop of DEGRADED_DROP in packets/s is this much more time per packet.
+    let degraded = 1.0 / (1.0 - crate::stats::DEGRADED_DROP) - 1.0;
+    Some(if share <= degraded {
+        format!(" — flat: the CI includes 0 and allows at most {allowed}, {at}")
+    } else {
+        format!(
+            " — not measurable: the CI includes 0 but allows up to {allowed}, {at}; more \
+             repetitions or rule counts would narrow it"
+        )
+    })
+}
+
 /// A number for reading: integers plain, else 4 significant digits at most.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {

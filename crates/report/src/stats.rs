@@ -380,8 +380,8 @@ pub struct WeightedFit {
     pub line: LineFit,
     /// Distinct x values (rule counts).
     pub points: usize,
-    /// The largest x fitted: how far the line is read (see
-    /// [`crate::findings::zero_slope_words`]).
+    /// The largest x fitted: how far the line is read (a slope whose CI holds 0 is
+    /// weighed by what it allows there).
     pub x_max: f64,
     /// Of those, how many have a single repetition (their variance is the pooled
     /// relative spread times their mean).
@@ -700,6 +700,10 @@ pub fn degradation_point(points: &[(f64, f64)], drop: f64) -> Option<(f64, f64)>
     let i = p.iter().position(|q| q.1 < plateau * (1.0 - drop))?;
     Some((p[i.saturating_sub(1)].0, p[i].0))
 }
+
+/// Drop in received pps beyond which a rule count counts as degraded (what the report
+/// gives [`degradation_measured`]; a slope is flat only below it).
+pub const DEGRADED_DROP: f64 = 0.05;
 
 /// [`degradation_point`] where the drop is measured (issue 37): over `(x, [value per
 /// repetition])` groups, the first x (ascending) whose mean is more than `drop` (a

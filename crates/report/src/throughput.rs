@@ -18,9 +18,6 @@ use crate::series::{
 use crate::stats;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Drop in received pps beyond which a rule count counts as degraded.
-pub const DEGRADED_DROP: f64 = 0.05;
-
 /// Decrease of the main metric vs the baseline by `x_key`, one series per other setting.
 fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &mut Analysis) {
     let costed = costed(configs);
@@ -1073,7 +1070,7 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         estimator: head.estimator,
         knee_rules: knee.map(|k| k.rules),
         knee,
-        degradation: stats::degradation_measured(&reps, DEGRADED_DROP),
+        degradation: stats::degradation_measured(&reps, stats::DEGRADED_DROP),
         estimates,
     })
 }
