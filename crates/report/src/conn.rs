@@ -423,7 +423,10 @@ fn change_pct(a: &Config, b: &Config, metric: &str) -> String {
             };
             format!("{} %{zero}", signed(&mean_ci(pct, Some(ci))))
         }
-        None => format!("{pct:+.0} %, too few repetitions for a CI"),
+        None if va.len() < 2 || vb.len() < 2 => {
+            format!("{pct:+.0} %, too few repetitions for a CI")
+        }
+        None => format!("{pct:+.0} %, no spread over the repetitions to give a CI"),
     }
 }
 

@@ -1097,8 +1097,8 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
     }));
     let sample = if drawn.len() < windows.len() {
         format!(
-            " {} of them are drawn (the first carrying the marker, the slowest commit, \
-             evenly spaced others); the median is over all {}.",
+            " {} of them are drawn (the first carrying the marker, if any, the slowest \
+             commit, evenly spaced others); the median is over all {}.",
             drawn.len(),
             windows.len()
         )
@@ -1129,19 +1129,29 @@ fn thin_lines(windows: &[(&UpdateRecord, Vec<[f64; 4]>)]) -> Vec<usize> {
     let mut must: BTreeSet<usize> = BTreeSet::new();
     must.extend(windows.iter().position(|(r, _)| r.marker));
     must.extend((0..n).max_by(|a, b| windows[*a].0.commit_ms.total_cmp(&windows[*b].0.commit_ms)));
-    // m evenly spaced from the first to the last, beside those: as many as fit.
+    // m evenly spaced from the first to the last, beside those.
     let spaced = |m: usize| -> BTreeSet<usize> {
         let mut s = must.clone();
         s.extend((0..m).map(|j| j * (n - 1) / (m - 1)));
         s
     };
     let mut pick = spaced(THIN_LINES - must.len());
-    for m in THIN_LINES - must.len() + 1..=THIN_LINES {
-        let more = spaced(m);
-        if more.len() > THIN_LINES {
+    // Where they collide with `must`, the middle of the widest gap left, until full
+    // (the first and the last are drawn, so a gap of two or more is left while n > the
+    // drawn).
+    while pick.len() < THIN_LINES {
+        let v: Vec<usize> = pick.iter().copied().collect();
+        let Some((a, b)) = v
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .max_by_key(|(a, b)| b - a)
+        else {
+            break;
+        };
+        if b - a < 2 {
             break;
         }
-        pick = more;
+        pick.insert((a + b) / 2);
     }
     pick.into_iter().collect()
 }

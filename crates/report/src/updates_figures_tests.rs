@@ -121,8 +121,8 @@ fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
         f.notes,
         [
             "nft by batch: 46 updates; the commit took 24.5 ms (median), 47 ms at most. 24 of \
-          them are drawn (the first carrying the marker, the slowest commit, evenly spaced \
-          others); the median is over all 46."
+          them are drawn (the first carrying the marker, if any, the slowest commit, evenly \
+          spaced others); the median is over all 46."
         ]
     );
 
@@ -167,6 +167,26 @@ fn many_updates_draw_the_marker_the_slowest_and_evenly_spaced_others() {
         md.columns
     );
     assert_eq!(md.rows.len(), 8, "one row per bin");
+    // Whatever collides with the marker's and the slowest: as many as fit, each kept
+    // (26 updates, the marker at 6, the slowest at 12 drew 23 before).
+    for n in 25..80u32 {
+        for (marker, slow) in [(6, 12), (0, n - 1), (n / 2, n / 3), (n - 2, 1)] {
+            let mut us = repeated(n);
+            for u in &mut us {
+                u.row.marker = false;
+                u.row.commit_ms = 2.0;
+            }
+            us[marker as usize].row.marker = true;
+            us[slow as usize].row.commit_ms = 90.0;
+            let f = &figures(&us)[0];
+            let names: Vec<&str> = f.series.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names.len(), THIN_LINES + 1, "n {n}: {names:?}");
+            for i in [0, marker, slow, n - 1] {
+                let want = format!("update {i} ({} installed)", 20000 + i);
+                assert!(names.contains(&want.as_str()), "n {n}, {want}: {names:?}");
+            }
+        }
+    }
 }
 
 #[test]

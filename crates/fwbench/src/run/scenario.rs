@@ -538,14 +538,19 @@ fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -
     };
     store.finish_run(run_id, &crate::clock::now_utc(), status)?;
     let table = output::summary_table(&plan.name, rows);
-    // A search stores each step as a trial of its own: the findings count those too.
-    let steps = rows
-        .iter()
-        .any(|(_, o)| o.search.is_some())
-        .then(|| store.trial_count(run_id).ok())
-        .flatten()
+    // The findings count every stored trial of the run: a search's steps (and a
+    // `--load` capacity's floods) are trials of their own, and a resumed run keeps
+    // those of its earlier sessions.
+    let steps = store
+        .trial_count(run_id)
+        .ok()
         .filter(|all| *all > rows.len())
-        .map(|all| format!("; with the searches' steps, the run holds {all} trials"))
+        .map(|all| {
+            format!(
+                "; the run holds {all} stored trials in all (searches store each step; a \
+                 resumed run keeps its earlier trials)"
+            )
+        })
         .unwrap_or_default();
     let stored = format!(
         "{} of {} trials stored in {} (run {run_id}){steps}.",
