@@ -428,7 +428,10 @@ pub fn markdown(r: &Report) -> String {
         for f in &run.analysis.figures {
             md_table(&mut o, &figure_table(&bold_only(f)));
             if f.overlay.is_some() {
-                o.push_str("\n* The thin lines (one update each) are drawn in the HTML report; this table is their median.\n");
+                o.push_str(
+                    "\n* The thin lines (one update each) are drawn in the HTML report; this \
+                     table is their median.\n",
+                );
             }
             for n in &f.notes {
                 let _ = writeln!(o, "\n* {}", md_text(n));

@@ -490,9 +490,9 @@ impl crate::stats::Knee {
 /// CI's upper end (b + half-width) is what the data still allows; over the largest rule
 /// count fitted it adds `share` to the time at 0 rules (a). Flat only where that share is
 /// at most what a degradation would be (a [`crate::stats::DEGRADED_DROP`] drop in
-/// packets/s: +5.26 % time per packet), else not measurable, with how much the CI allows: a CI that includes 0 because it is wide is no
-/// finding. `upper` formats the upper end per rule (and the half-width, to round it to)
-/// in the sentence's unit.
+/// packets/s: +5.26 % time per packet), else not measurable, with how much the CI
+/// allows: a CI that includes 0 because it is wide is no finding. `upper` formats the
+/// upper end per rule (and the half-width, to round it to) in the sentence's unit.
 pub(crate) fn zero_slope_words(
     l: &LineFit,
     x_max: f64,

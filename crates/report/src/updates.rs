@@ -1126,17 +1126,13 @@ fn thin_lines(windows: &[(&UpdateRecord, Vec<[f64; 4]>)]) -> Vec<usize> {
     if n <= THIN_LINES {
         return (0..n).collect();
     }
-    let mut must: BTreeSet<usize> = BTreeSet::new();
-    must.extend(windows.iter().position(|(r, _)| r.marker));
-    must.extend((0..n).max_by(|a, b| windows[*a].0.commit_ms.total_cmp(&windows[*b].0.commit_ms)));
-    // m evenly spaced from the first to the last, beside those.
-    let spaced = |m: usize| -> BTreeSet<usize> {
-        let mut s = must.clone();
-        s.extend((0..m).map(|j| j * (n - 1) / (m - 1)));
-        s
-    };
-    let mut pick = spaced(THIN_LINES - must.len());
-    // Where they collide with `must`, the middle of the widest gap left, until full
+    let mut pick: BTreeSet<usize> = BTreeSet::new();
+    pick.extend(windows.iter().position(|(r, _)| r.marker));
+    pick.extend((0..n).max_by(|a, b| windows[*a].0.commit_ms.total_cmp(&windows[*b].0.commit_ms)));
+    // Beside those, m evenly spaced from the first to the last.
+    let m = THIN_LINES - pick.len();
+    pick.extend((0..m).map(|j| j * (n - 1) / (m - 1)));
+    // Where they collide, the middle of the widest gap left, until full
     // (the first and the last are drawn, so a gap of two or more is left while n > the
     // drawn).
     while pick.len() < THIN_LINES {
