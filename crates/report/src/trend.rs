@@ -608,16 +608,9 @@ impl Trend {
             o.push_str(
                 "| segment | from | to | runs | mean (95 % CI) |\n|---:|---|---|---:|---:|\n",
             );
-            for (i, g) in s.segments.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} |",
-                    i + 1,
-                    md(&g.from_key),
-                    md(&g.to_key),
-                    g.last - g.first + 1,
-                    mean_ci(g.mean, g.ci95)
-                );
+            for cells in segment_cells(s) {
+                let cells: Vec<String> = cells.iter().map(|c| md(c)).collect();
+                let _ = writeln!(o, "| {} |", cells.join(" | "));
             }
             if !s.changes.is_empty() {
                 o.push_str(
@@ -802,15 +795,13 @@ impl Trend {
                 let _ = write!(o, "<p>{}</p>", escape(n));
             }
             o.push_str("<table><tr><th>segment</th><th>from</th><th>to</th><th>runs</th><th>mean (95 % CI)</th></tr>");
-            for (n, g) in s.segments.iter().enumerate() {
+            for [n, from, to, runs, mean] in segment_cells(s) {
                 let _ = write!(
                     o,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                    n + 1,
-                    escape(&g.from_key),
-                    escape(&g.to_key),
-                    g.last - g.first + 1,
-                    escape(&mean_ci(g.mean, g.ci95))
+                    "<tr><td>{n}</td><td>{}</td><td>{}</td><td class=\"n\">{runs}</td><td class=\"n\">{}</td></tr>",
+                    escape(&from),
+                    escape(&to),
+                    escape(&mean)
                 );
             }
             o.push_str("</table>");
@@ -835,6 +826,24 @@ impl Trend {
         let _ = writeln!(o, "<p>{}</p></body></html>", escape(&self.summary()));
         o
     }
+}
+
+/// A series' segments as table cells: number, from, to, runs, mean (95 % CI) — the
+/// same in Markdown and HTML, each escaping its own way.
+fn segment_cells(s: &TrendSeries) -> Vec<[String; 5]> {
+    s.segments
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            [
+                (i + 1).to_string(),
+                g.from_key.clone(),
+                g.to_key.clone(),
+                (g.last - g.first + 1).to_string(),
+                mean_ci(g.mean, g.ci95),
+            ]
+        })
+        .collect()
 }
 
 fn md(s: &str) -> String {

@@ -26,7 +26,6 @@ pub use results::workload::Unit;
 /// A unit in the sentences, figures and ids of the updates' views.
 trait Words {
     fn id(self) -> &'static str;
-    fn disturbance(self, stall: f64, several: bool, lost: u64) -> String;
     fn during(self) -> &'static str;
     fn axes(self) -> (&'static str, &'static str);
 }
@@ -39,24 +38,6 @@ impl Words for Unit {
             Unit::Echoes => "echo-",
             Unit::Probes => "ping-",
             Unit::Sessions => "sessions-",
-        }
-    }
-
-    /// "forwarding stalled 5 ms at most; 6 packets lost", in this unit's words.
-    fn disturbance(self, stall: f64, several: bool, lost: u64) -> String {
-        let most = if several { " at most" } else { "" };
-        let stall = num(stall);
-        match self {
-            Unit::Packets => format!("forwarding stalled {stall} ms{most}; {lost} packets lost"),
-            Unit::Echoes => format!(
-                "the longest background round trip was {stall} ms; {lost} echoes lost or unsent"
-            ),
-            Unit::Probes => {
-                format!("the longest background round trip was {stall} ms; {lost} probes lost")
-            }
-            Unit::Sessions => format!(
-                "the longest background connection setup was {stall} ms; {lost} sessions failed"
-            ),
         }
     }
 
@@ -296,7 +277,7 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 .iter()
                 .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
                 .sum();
-            let mut t = unit.disturbance(stall, measured.len() > 1, lost);
+            let mut t = unit.disturbance(&num(stall), measured.len() > 1, lost);
             // A stall is a run of bins that lost and received none: a commit that held
             // the packets back and then let them all through shows as their delay only.
             let delay_us = measured.iter().map(|r| r.owd_max_us).max().unwrap_or(0);

@@ -91,6 +91,47 @@ pub enum Unit {
     Sessions,
 }
 
+impl Unit {
+    /// "forwarding stalled 3 ms; 20 packets lost" (with `most`: "… 3 ms at most; …"),
+    /// in this unit's words; `stall` is the figure as it is to be shown, ms. The one
+    /// sentence for it, on the terminal and in the report.
+    pub fn disturbance(self, stall: &str, most: bool, lost: u64) -> String {
+        let most = if most { " at most" } else { "" };
+        match self {
+            Unit::Packets => format!("forwarding stalled {stall} ms{most}; {lost} packets lost"),
+            Unit::Echoes => format!(
+                "the longest background round trip was {stall} ms; {lost} echoes lost or unsent"
+            ),
+            Unit::Probes => {
+                format!("the longest background round trip was {stall} ms; {lost} probes lost")
+            }
+            Unit::Sessions => format!(
+                "the longest background connection setup was {stall} ms; {lost} sessions failed"
+            ),
+        }
+    }
+
+    /// What the background is made of: "packets", "echoes", "probes", "sessions".
+    pub fn noun(self) -> &'static str {
+        match self {
+            Unit::Packets => "packets",
+            Unit::Echoes => "echoes",
+            Unit::Probes => "probes",
+            Unit::Sessions => "sessions",
+        }
+    }
+
+    /// What the background lost: "background packets lost", ….
+    pub fn lost_noun(self) -> &'static str {
+        match self {
+            Unit::Packets => "background packets lost",
+            Unit::Echoes => "background echoes lost or unsent",
+            Unit::Probes => "background probes lost",
+            Unit::Sessions => "background sessions failed",
+        }
+    }
+}
+
 impl StoredWorkload {
     /// Read a stored name (any text: a name this build does not know is kept, its
     /// control characters escaped as [`crate::shown`] does: it is only ever shown).

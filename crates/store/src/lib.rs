@@ -221,6 +221,19 @@ impl Store {
         sql_at(&self.path)(source)
     }
 
+    /// Every row `sql` with `params` gives, read by `row`; an error names the file.
+    fn rows<T, C: FromIterator<T>>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<C> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map(params, row).map_err(|e| self.sql(e))?;
+        rows.collect::<std::result::Result<C, _>>()
+            .map_err(|e| self.sql(e))
+    }
+
     /// Run one statement of `sql` with `params`; its error names the file.
     fn execute(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
         self.conn.execute(sql, params).map_err(|e| self.sql(e))

@@ -67,21 +67,15 @@ impl Store {
         if exists == 0 {
             return Ok(vec![]);
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT meta FROM role_hosts WHERE run_id = ?1 ORDER BY rowid")
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![run_id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.sql(e))?;
-        let mut out = vec![];
-        for r in rows {
-            let text = r.map_err(|e| self.sql(e))?;
-            if let Ok(h) = serde_json::from_str(&text) {
-                out.push(h);
-            }
-        }
-        Ok(out)
+        let metas: Vec<String> = self.rows(
+            "SELECT meta FROM role_hosts WHERE run_id = ?1 ORDER BY rowid",
+            params![run_id],
+            |r| r.get(0),
+        )?;
+        Ok(metas
+            .iter()
+            .filter_map(|m| serde_json::from_str(m).ok())
+            .collect())
     }
 }
 

@@ -285,15 +285,11 @@ impl Store {
 
     /// The labels of run `run_id`, by key.
     pub fn run_tags(&self, run_id: i64) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT key, value FROM run_tags WHERE run_id = ?1 ORDER BY key")
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))
+        self.rows(
+            "SELECT key, value FROM run_tags WHERE run_id = ?1 ORDER BY key",
+            params![run_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// Mark a run finished (`complete`, `interrupted`, `failed`).
@@ -307,17 +303,13 @@ impl Store {
 
     /// Every run, oldest first, with its host.
     pub fn runs(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.started_at, r.finished_at, r.scenario, r.scenario_text, r.seed,
+        let mut runs: Vec<RunRow> = self.rows(
+            "SELECT r.id, r.started_at, r.finished_at, r.scenario, r.scenario_text, r.seed,
                     r.command, r.status, r.baseline, h.hostname, h.kernel, h.cpu_model, h.cores,
                     h.fwbench_version, h.sysctls, h.tools, r.owner, r.ended_why
                  FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY r.id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map([], |r| {
+            [],
+            |r| {
                 let json = |s: Option<String>| -> Option<serde_json::Value> {
                     s.and_then(|s| serde_json::from_str(&s).ok())
                 };
@@ -351,11 +343,8 @@ impl Store {
                     role_hosts: vec![],
                     tags: vec![],
                 })
-            })
-            .map_err(|e| self.sql(e))?;
-        let mut runs: Vec<RunRow> = rows
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))?;
+            },
+        )?;
         for r in &mut runs {
             r.role_hosts = self.role_hosts(r.id)?;
             r.tags = self.run_tags(r.id)?;
@@ -416,15 +405,11 @@ impl Store {
     /// (at the open for writing, so that no run stays `running` once nothing runs it).
     pub(crate) fn end_dead_runs(&self) -> Result<()> {
         let running: Vec<(i64, Option<String>)> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT id, owner FROM runs WHERE status = 'running'")
-                .map_err(|e| self.sql(e))?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| self.sql(e))?;
-            rows.collect::<std::result::Result<_, _>>()
-                .map_err(|e| self.sql(e))?
+            self.rows(
+                "SELECT id, owner FROM runs WHERE status = 'running'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
         };
         for (id, owner) in running {
             if let (status, Some(why)) = status_now("running".into(), owner.as_deref()) {

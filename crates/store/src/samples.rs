@@ -38,22 +38,18 @@ pub(crate) fn insert(
 impl Store {
     /// Metric samples of one trial, in time order.
     pub fn samples(&self, trial_id: i64) -> Result<Vec<SampleRow>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT role, t_s, metric, value FROM samples WHERE trial_id = ?1 ORDER BY t_s, role, metric")
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map([trial_id], |r| {
+        self.rows(
+            "SELECT role, t_s, metric, value FROM samples WHERE trial_id = ?1 ORDER BY t_s, role, metric",
+            [trial_id],
+            |r| {
                 Ok(SampleRow {
                     role: r.get(0)?,
                     t_s: r.get(1)?,
                     metric: r.get(2)?,
                     value: r.get(3)?,
                 })
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))
+            },
+        )
     }
 }
 

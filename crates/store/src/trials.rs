@@ -156,15 +156,11 @@ impl Store {
     /// Keys of the trials of a run that are finished for good (`ok`, `unavailable`);
     /// `failed` trials are run again on resume.
     pub fn done_keys(&self, run_id: i64) -> Result<std::collections::HashSet<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT trial_key FROM trials WHERE run_id = ?1 AND status IN ('ok', 'unavailable')")
-            .map_err(|e| self.sql(e))?;
-        let keys = stmt
-            .query_map([run_id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.sql(e))?;
-        keys.collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))
+        self.rows(
+            "SELECT trial_key FROM trials WHERE run_id = ?1 AND status IN ('ok', 'unavailable')",
+            [run_id],
+            |r| r.get::<_, String>(0),
+        )
     }
 
     /// How many trials run `run_id` holds, whatever their status (a search's steps
@@ -234,9 +230,7 @@ impl Store {
 
     /// Trials of one run (or of every run), in insertion order.
     pub fn trials(&self, run_id: Option<i64>) -> Result<Vec<TrialRow>> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.rows(
                 "SELECT id, run_id, trial_key, rep, workload, status, error, params,
                     duration_s, throughput_bps, transactions_per_s, rtt_p50_us, rtt_p90_us,
                     rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
@@ -244,10 +238,8 @@ impl Store {
                     started_at, finished_at, engine, rules_installed, set_elements, install_ms, remove_ms,
                     verdicts_ok, verdict_problems, results, family, main_metric, main_higher, engine_id, engine_kind
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![run_id], |r| {
+            params![run_id],
+            |r| {
                 let params: String = r.get(7)?;
                 Ok(TrialRow {
                     id: r.get(0)?,
@@ -306,10 +298,8 @@ impl Store {
                         _ => None,
                     },
                 })
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))
+            },
+        )
     }
 
     /// Per-client rows of a trial, ordered by client number.

@@ -223,50 +223,6 @@ pub fn extra_marker_source(
 // What the background's streams are, and so what their bins count and delay.
 pub use results::workload::Unit;
 
-/// A unit in the events' sentences.
-trait Words {
-    fn disturbance(self, stall_ms: f64, lost: u64) -> String;
-    fn noun(self) -> &'static str;
-    fn lost_noun(self) -> &'static str;
-}
-
-impl Words for Unit {
-    /// "forwarding stalled 3 ms; 20 packets lost", in this unit's words.
-    fn disturbance(self, stall_ms: f64, lost: u64) -> String {
-        match self {
-            Unit::Packets => format!("forwarding stalled {stall_ms:.0} ms; {lost} packets lost"),
-            Unit::Echoes => format!(
-                "the longest background round trip {stall_ms:.2} ms; {lost} echoes lost or unsent"
-            ),
-            Unit::Probes => {
-                format!("the longest background round trip {stall_ms:.2} ms; {lost} probes lost")
-            }
-            Unit::Sessions => format!(
-                "the longest background connection setup {stall_ms:.2} ms; {lost} sessions failed"
-            ),
-        }
-    }
-
-    /// What its background is made of, in a doubt's words.
-    fn noun(self) -> &'static str {
-        match self {
-            Unit::Packets => "packets",
-            Unit::Echoes => "echoes",
-            Unit::Probes => "probes",
-            Unit::Sessions => "sessions",
-        }
-    }
-
-    fn lost_noun(self) -> &'static str {
-        match self {
-            Unit::Packets => "background packets lost",
-            Unit::Echoes => "background echoes lost or unsent",
-            Unit::Probes => "background probes lost",
-            Unit::Sessions => "background sessions failed",
-        }
-    }
-}
-
 /// One update and what the traffic felt. Each figure carries its witness: a window
 /// without background traffic has no stall or loss figure, a gateway that already lost
 /// background before the update gets its figures flagged, a time to effect that would
@@ -1914,7 +1870,11 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
             s.unit.noun()
         );
     };
-    let mut t = s.unit.disturbance(stall, u.lost);
+    let shown = match s.unit {
+        Unit::Packets => format!("{stall:.0}"),
+        Unit::Echoes | Unit::Probes | Unit::Sessions => format!("{stall:.2}"),
+    };
+    let mut t = s.unit.disturbance(&shown, false, u.lost);
     if let (Some(beyond), Some(blocked)) = (u.lost_beyond_baseline, u.blocked_ms) {
         if beyond < u.lost {
             t += &match u.baseline {

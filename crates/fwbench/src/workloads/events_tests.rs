@@ -230,7 +230,7 @@ fn a_request_response_marker_and_background_from_their_transactions() {
     assert_eq!(
         text(&one(Unit::Echoes, u), "nft"),
         "\n  adding 1 rule to 100 with nft by per-rule took 2.00 ms, took effect after 2.3 ms; \
-         the longest background round trip 4.50 ms; 2 echoes lost or unsent, effectively \
+         the longest background round trip was 4.50 ms; 2 echoes lost or unsent, effectively \
          blocked 1.0 ms"
     );
 }
