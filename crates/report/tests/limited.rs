@@ -5,7 +5,8 @@
 mod common;
 mod recorded;
 use common::{
-    column, finish, firewall_row, gateway_cpu, new_run, report_of, scratch, table, trial, Noise,
+    column, finish, firewall_row, gateway_cpu, new_run, opening, report_of, scratch, table, trial,
+    Noise,
 };
 use recorded::Record;
 use report::{load, trend};
@@ -313,7 +314,7 @@ fn at_three_counts(at_0: u32) -> report::Report {
 fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
     let mostly = at_three_counts(3);
     let f = &mostly.runs[0].analysis.findings;
-    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let cost = opening(f, "all: ");
     assert!(cost.starts_with("all: FLAGGED — "), "{cost}");
     assert!(
         cost.contains(
@@ -331,7 +332,7 @@ fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
     );
     let half = at_three_counts(2);
     let f = &half.runs[0].analysis.findings;
-    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let cost = opening(f, "all: ");
     assert!(!cost.contains("FLAGGED"), "{cost}");
     assert!(
         cost.contains(
@@ -645,7 +646,7 @@ fn the_runs_noise_is_the_gateways_not_the_senders_pacing() {
     let unstable: Vec<_> = r.warnings().filter(|w| w.kind == "unstable").collect();
     assert!(unstable.is_empty(), "{unstable:#?}");
     let f = &r.runs[0].analysis.findings;
-    let noise = f.iter().find(|x| x.starts_with("Noise: ")).unwrap();
+    let noise = opening(f, "Noise: ");
     assert!(
         noise.contains("median CV of the main metric 7.0 % over 5 configurations"),
         "{noise}"
@@ -709,7 +710,7 @@ fn paced_run(s: &mut Store, rules: &[u64], cpu: bool, slow_at: Option<u64>) -> i
 fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
     let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], false, None));
     let f = &r.runs[0].analysis.findings;
-    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let cost = opening(f, "all: ");
     assert!((slope_of(cost) - 30.0).abs() < 0.5, "{cost}");
     assert!(
         cost.contains("ns per rule per packet (1/pps estimator; 95 % CI over 12 trials"),
@@ -732,7 +733,7 @@ fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
 fn a_rule_count_mostly_passed_whole_flags_the_time_per_packet() {
     let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], true, Some(1000)));
     let a = &r.runs[0].analysis;
-    let cost = a.findings.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let cost = opening(&a.findings, "all: ");
     assert!(
         cost.starts_with("all: FLAGGED — ")
             && cost.contains(
@@ -761,12 +762,7 @@ fn a_rule_count_mostly_passed_whole_flags_the_time_per_packet() {
     );
     // Without the slow repetition nothing is flagged.
     let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], true, None));
-    let cost = r.runs[0]
-        .analysis
-        .findings
-        .iter()
-        .find(|x| x.starts_with("all: "))
-        .unwrap();
+    let cost = opening(&r.runs[0].analysis.findings, "all: ");
     assert!(!cost.contains("FLAGGED"), "{cost}");
 }
 
@@ -777,7 +773,7 @@ fn a_rule_count_mostly_passed_whole_flags_the_time_per_packet() {
 fn a_series_mostly_passed_whole_is_costed_by_cpu_time_and_named() {
     let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000], true, None));
     let a = &r.runs[0].analysis;
-    let cost = a.findings.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let cost = opening(&a.findings, "all: ");
     assert!(cost.contains("(CPU time estimator; "), "{cost}");
     assert!((slope_of(cost) - 30.0).abs() < 1.5, "{cost}");
     let fig = a.figures.iter().find(|f| f.id == "packet-ns-per-packet");

@@ -9,8 +9,8 @@ use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, column, figure, finding, finish, header_with, new_run, note, pm_after,
-    report_of, scratch, scratch_run, table, trial, Lcg,
+    assert_rounded_to_cis, column, figure, finding, finish, header_with, new_run, note, opening,
+    pm_after, report_of, scratch, scratch_run, table, trial, Lcg,
 };
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
@@ -1817,11 +1817,8 @@ fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
     let rate = (30.0 / (11.4 * 1.004) + 30.0 / (11.4 * 0.996)) / 2.0;
     let queuing = 41.3e3 / 30.0 - 1e3 / rate;
     let (_, latency_ci) = pm_after(f, "packet filter (nft): a session takes");
-    let qf = f
-        .iter()
-        .find(|x| x.starts_with("packet filter (nft): a session takes"))
-        .unwrap();
-    let (qv, qci) = pm_after(std::slice::from_ref(qf), "so ");
+    let qf = opening(f, "packet filter (nft): a session takes");
+    let (qv, qci) = pm_after(&[qf.to_string()], "so ");
     assert!((qv - queuing).abs() <= qci, "{qf}");
     // The latency's CI is over the two repetitions (trial means L·1.004 and L·0.996):
     // t(0.975, 1) · sd / √2 = 12.706 · 0.004 · L — not over the 60 sessions, whose
@@ -1864,7 +1861,7 @@ fn seed004_findings_state_the_planted_ab_difference() {
     let f = &r.runs[0].analysis.findings;
     let (d, ci) = pm_after(f, "ms by ");
     assert!((d - 0.3).abs() <= ci, "{d} ± {ci}");
-    let ab = f.iter().find(|x| x.starts_with("A/B")).unwrap();
+    let ab = opening(f, "A/B");
     assert!(
         ab.contains("paired t over 20 pairs") && ab.contains("significant at 5 %"),
         "{ab}"
@@ -2068,12 +2065,7 @@ fn conn_and_case_tables_are_shown_to_their_cis() {
     assert_rounded_to_cis(&r.markdown());
     let f = conn_fixture();
     let r = f.report(Some(0));
-    let down = r.runs[0]
-        .analysis
-        .findings
-        .iter()
-        .find(|x| x.starts_with("HTTP download time"))
-        .unwrap();
+    let down = opening(&r.runs[0].analysis.findings, "HTTP download time");
     let at0 = down.split("residuals), ").nth(1).unwrap();
     assert!(
         at0.contains(" ± "),

@@ -13,7 +13,7 @@ use store::{Headline, SampleRow, Store};
 mod common;
 use common::{
     assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, gateway_cpu, new_run,
-    note, pm_after, report_of, scratch, scratch_run, table, trial, within, Noise,
+    note, opening, pm_after, report_of, scratch, scratch_run, table, trial, within, Noise,
 };
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
@@ -781,7 +781,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         planted,
         "advantage",
     );
-    let adv = f.iter().find(|x| x.starts_with("Advantage ratio")).unwrap();
+    let adv = opening(f, "Advantage ratio");
     assert!(adv.contains("the study: 5.2"), "{adv}");
     // Against iptables-nft too (the study's nftables rules came from it): planted
     // (400 + 15·6000) / (400 + 6·6000) = 2.48, with the study's value beside.
@@ -1017,10 +1017,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
     let r = report_of(seed002);
     let run = &r.runs[0];
     let f = &run.analysis.findings;
-    let cost = f
-        .iter()
-        .find(|x| x.starts_with("engine=iptables-legacy:"))
-        .unwrap();
+    let cost = opening(f, "engine=iptables-legacy:");
     let a = cost
         .split("), ")
         .last()
@@ -1032,10 +1029,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
         assert!(row[2].contains(" ± "), "a with its CI: {row:?}");
     }
     fit_values_carry_their_ci(figure(run, "packet-ns-per-packet"), 3);
-    let adv = f
-        .iter()
-        .find(|x| x.starts_with("Advantage ratio iptables-legacy / nft/inet"))
-        .unwrap();
+    let adv = opening(f, "Advantage ratio iptables-legacy / nft/inet");
     let (ratio, _) = adv
         .split(" rules: ")
         .nth(1)
@@ -1045,10 +1039,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
         adv.contains(&format!("passes {ratio} times")),
         "the ratio as rounded: {adv}"
     );
-    let soft = f
-        .iter()
-        .find(|x| x.starts_with("Gateway CPU1 softirq reaches "))
-        .unwrap();
+    let soft = opening(f, "Gateway CPU1 softirq reaches ");
     assert!(
         soft.split(" from ").next().unwrap().contains(" ± "),
         "the softirq share with its CI: {soft}"
@@ -1064,12 +1055,7 @@ fn seed000_gaps_and_loss_lines_are_shown_to_their_cis() {
     let r = report_of(seed000);
     let run = &r.runs[0];
     for gap in ["TCP is ", "IPv4 is "] {
-        let x = run
-            .analysis
-            .findings
-            .iter()
-            .find(|x| x.starts_with(gap))
-            .unwrap();
+        let x = opening(&run.analysis.findings, gap);
         let (mean, rest) = x[gap.len()..].split_once(" ± ").unwrap();
         let ci = rest.split(' ').next().unwrap();
         let min = x.split("; min ").nth(1).unwrap().split(' ').next().unwrap();
@@ -1283,10 +1269,7 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     assert!(ci > 0.3, "{b} ± {ci}");
     // The two trials the sink limited are left out, and said so: the 4 000 ns planted at
     // 0 rules is found (with them, the mean there is a third higher).
-    let nft = f
-        .iter()
-        .find(|x| x.starts_with("engine=nft (inet): "))
-        .unwrap();
+    let nft = opening(f, "engine=nft (inet): ");
     assert!(
         nft.contains(
             "Left out: 2 trials (at 0 rules) limited by fwbench's sink, not by the gateway"
@@ -1297,7 +1280,7 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
         nft.contains("95 % CI over 18 trials at 5 rule counts"),
         "{nft}"
     );
-    let (a, a_ci) = pm_after(std::slice::from_ref(nft), "rule counts), ");
+    let (a, a_ci) = pm_after(&[nft.to_string()], "rule counts), ");
     assert!((a - 4000.0).abs() <= 2.0 * a_ci, "{a} ± {a_ci}: {nft}");
     assert!(
         a_ci < 600.0,
@@ -1333,10 +1316,7 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
         .any(|c| c.ends_with(" (2 limited by fwbench left out)")));
     // xdp-map's line keeps a CI that includes 0 without it — in this noisy run too
     // wide to call flat (+14 % allowed at 10 000 rules).
-    let map = f
-        .iter()
-        .find(|x| x.starts_with("engine=xdp-map: "))
-        .unwrap();
+    let map = opening(f, "engine=xdp-map: ");
     assert!(
         map.contains("— not measurable: the CI includes 0 but allows up to"),
         "{map}"

@@ -143,6 +143,15 @@ pub fn finding<'a>(findings: &'a [String], part: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no finding with {part:?} in {findings:#?}"))
 }
 
+/// The first of a run's findings that starts with `start` (panics listing the
+/// findings when none does).
+pub fn opening<'a>(findings: &'a [String], start: &str) -> &'a str {
+    findings
+        .iter()
+        .find(|f| f.starts_with(start))
+        .unwrap_or_else(|| panic!("no finding starting {start:?} in {findings:#?}"))
+}
+
 /// The columns of a CSV text's header, which holds every one of `want`.
 pub fn header_with<'a>(csv: &'a str, want: &[&str]) -> Vec<&'a str> {
     let head: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
