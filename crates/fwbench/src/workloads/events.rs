@@ -456,6 +456,11 @@ pub struct Quiet {
     pub loss: f64,
     /// What the background offered in it, per second.
     pub offered_per_s: f64,
+    /// Its longest run of bins in which the background lost and received nothing, ms
+    /// (0 in results stored before it was measured): a stall no longer than it cannot
+    /// be told from what the gateway did anyway, where `loss` says it was overloaded.
+    #[serde(default)]
+    pub dark_ms: f64,
 }
 
 /// A background stream's bins, read alike for flows and transactions.
@@ -969,12 +974,17 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
         return None;
     }
     let (mut received, mut lost) = (0u64, 0u64);
+    // Every stream's bins by their start: the background as a whole, bin by bin.
+    let mut bins: std::collections::BTreeMap<u64, (u64, u64, u64)> = Default::default();
     for b in background {
         for i in 0..b.received.len() {
             let t = b.origin_ns + i as u64 * b.width_ns;
             if (from..first).contains(&t) {
                 received += u64::from(b.received[i]);
                 lost += u64::from(b.lost[i]);
+                let bin = bins.entry(t).or_insert((0, 0, b.width_ns));
+                bin.0 += u64::from(b.received[i]);
+                bin.1 += u64::from(b.lost[i]);
             }
         }
     }
@@ -987,7 +997,24 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
         lost,
         loss: lost as f64 / offered as f64,
         offered_per_s: offered as f64 / (ns as f64 / 1e9),
+        dark_ms: longest_dark(&bins) as f64 / 1e6,
     })
+}
+
+/// The longest run of consecutive bins (`start → (received, lost, width)`) that lost
+/// and received nothing, ns.
+fn longest_dark(bins: &std::collections::BTreeMap<u64, (u64, u64, u64)>) -> u64 {
+    let (mut run, mut longest, mut next) = (0u64, 0u64, None);
+    for (&t, &(rx, lost, width)) in bins {
+        if rx == 0 && lost > 0 {
+            run = if next == Some(t) { run + width } else { width };
+            longest = longest.max(run);
+            next = Some(t + width);
+        } else {
+            next = None;
+        }
+    }
+    longest
 }
 
 /// A queue that filled before the first update: the background's mean one-way delay
@@ -1356,8 +1383,8 @@ impl Window {
 impl UpdateEffect {
     /// Judge this update's figures against its window: no background in it → no
     /// stall or loss figure; the bins before the commit that already lost more than
-    /// [`OVERLOAD_LOSS`] → flagged (with `--load` suggested where the trial could take
-    /// it); the loss beyond the baseline's rate (the trial's quiet window, else the
+    /// [`OVERLOAD_LOSS`], or a quiet window that did → flagged (with `--load` suggested
+    /// where the trial could take it); the loss beyond the baseline's rate (the trial's quiet window, else the
     /// bins before the commit) and the effective blocked time; a commit that outlived
     /// the traffic.
     fn witness(&mut self, w: &Window, unit: Unit, base: &Base) {
@@ -1440,6 +1467,32 @@ impl UpdateEffect {
                     ),
                 ));
             }
+        }
+        // The baseline itself lost past the overload's share (rules-under-load,
+        // iptables-legacy at 20 001 rules: 32 % of its quiet 500 ms lost, the 50 ms
+        // before the update clean, and the update's 2 748 lost and 42-ms stall read
+        // "0 packets lost" beyond it, `ok`): the gateway could not carry the load
+        // before the update, whatever its last 50 ms did.
+        let flagged = self.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
+        if let Some(q) = base
+            .quiet
+            .as_ref()
+            .filter(|q| !flagged && q.loss > OVERLOAD_LOSS && q.lost >= OVERLOAD_MIN_LOST)
+        {
+            if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= q.dark_ms) {
+                self.stall_ms = None;
+            }
+            self.doubts.push(Doubt::new(
+                DoubtKind::Overloaded,
+                format!(
+                    "the gateway lost {:.1} % of the background {noun} in the trial's quiet \
+                     window (the {:.0} ms before the first update, the baseline of every \
+                     update's loss): it could not carry the load before it{}",
+                    q.loss * 100.0,
+                    q.ms,
+                    suggestion(base)
+                ),
+            ));
         }
     }
 

@@ -696,6 +696,66 @@ fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
     );
 }
 
+/// A quiet window that lost past the overload's share flags every update though the
+/// 50 ms before it were clean (rules-under-load, iptables-legacy at 20 001 rules: 32 %
+/// of the quiet window lost, and the update's 42-ms stall and 2 748 lost read "0
+/// packets lost" beyond it, `ok`). A stall no longer than the quiet window's longest
+/// dark run is withheld; a longer one stays, flagged.
+#[test]
+fn a_quiet_window_that_lost_past_the_overload_flags_the_update() {
+    let ms = 1_000_000u64;
+    let rows = [row(UpdateKind::Add, T0 + 600 * ms)];
+    let at = |dark: &[(usize, usize)]| {
+        let bg = steady_with_dark(T0, 1000, 20, 0, dark);
+        let background = [Background::flow(&bg)];
+        let base = Base {
+            quiet: quiet_window(&rows, &background),
+            ..Base::default()
+        };
+        let end = traffic_end(&background);
+        (undated(rows[0].clone(), &background, &base, end), base)
+    };
+    // Dark 200..360 ms (160 of the quiet 500 ms: 32 %), clean from 360 ms, dark again
+    // 600..640 ms after the update.
+    let (u, base) = at(&[(200, 360), (600, 640)]);
+    let q = base.quiet.as_ref().unwrap();
+    assert!((q.loss - 0.32).abs() < 1e-12, "{q:?}");
+    assert_eq!(q.dark_ms, 160.0, "{q:?}");
+    // The window's loss (40 ms × 20 of 302 ms × 20) is below the baseline's 32 %:
+    // nothing beyond it.
+    assert_eq!(u.lost_beyond_baseline, Some(0), "{u:?}");
+    let over: Vec<&str> = u
+        .doubts
+        .iter()
+        .filter(|d| d.kind == DoubtKind::Overloaded)
+        .map(|d| d.why.as_str())
+        .collect();
+    assert_eq!(
+        over,
+        [
+            "the gateway lost 32.0 % of the background packets in the trial's quiet window \
+          (the 500 ms before the first update, the baseline of every update's loss): it \
+          could not carry the load before it"
+        ],
+        "{u:?}"
+    );
+    // 40 ms dark after the update, 160 before: no stall figure.
+    assert_eq!(u.stall_ms, None, "{u:?}");
+    assert!(!u.holds());
+    // A dark run after the update longer than the quiet window's stays, flagged.
+    let (u, _) = at(&[(200, 260), (300, 340), (600, 680)]);
+    assert_eq!(u.stall_ms, Some(80.0), "{u:?}");
+    assert!(u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded));
+    // A clean quiet window flags nothing.
+    let (u, base) = at(&[(600, 640)]);
+    assert_eq!(
+        base.quiet.as_ref().map(|q| (q.loss, q.dark_ms)),
+        Some((0.0, 0.0))
+    );
+    assert!(u.holds(), "{u:?}");
+    assert_eq!(u.stall_ms, Some(40.0));
+}
+
 /// At a high event rate the 50 ms before an update hold the previous update's
 /// tail: against them the second update is credited nothing; against the trial's
 /// quiet window, with what it lost (and the tail before it flags it).
