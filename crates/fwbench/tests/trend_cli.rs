@@ -17,6 +17,11 @@ fn ripple(i: u32) -> f64 {
 /// One results file with one run tagged `run=N`: a flood at 100 rules, 3 repetitions
 /// of `pps` (± ripple).
 fn write_run(path: &Path, n: u32, pps: f64) {
+    write_configs(path, n, &[(100, pps, json!({}))]);
+}
+
+/// The same with a flood per `(rules, pps, results)`, 3 repetitions each.
+fn write_configs(path: &Path, n: u32, configs: &[(u32, f64, Value)]) {
     let mut s = Store::open(path).unwrap();
     let run = s
         .begin_run(&NewRun {
@@ -36,17 +41,19 @@ fn write_run(path: &Path, n: u32, pps: f64) {
             ..Default::default()
         })
         .unwrap();
-    for rep in 0..3 {
+    for (rep, &(rules, pps, ref results)) in
+        (0..3).flat_map(|r| configs.iter().map(move |c| (r, c)))
+    {
         let v = pps * ripple(n * 3 + rep);
         s.insert_trial(&TrialRecord {
             run_id: run,
-            trial_key: format!("k-{rep}"),
+            trial_key: format!("k-{rules}-{rep}"),
             rep,
             workload: "flood".into(),
             status: "ok".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
             finished_at: "2026-01-01T00:00:01Z".into(),
-            params: json!({"workload": "flood", "engine": "nft", "rules": 100,
+            params: json!({"workload": "flood", "engine": "nft", "rules": rules,
                            "duration_s": 1.0, "seed": rep}),
             placement: json!({}),
             headline: Headline {
@@ -59,7 +66,7 @@ fn write_run(path: &Path, n: u32, pps: f64) {
                 main_metric: Some("received_pps".into()),
                 main_higher: true,
             }),
-            results: json!({}),
+            results: results.clone(),
             ..Default::default()
         })
         .unwrap();
@@ -143,6 +150,34 @@ fn a_planted_step_is_one_regression_at_its_run_and_exits_1() {
     assert_eq!(html.matches("<svg").count(), 1);
     assert!(html.contains("regression tag:run=11"), "marker label");
     assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+/// A search's steps (`--load`'s capacity probes: `results.step_of`) are its guesses,
+/// no configuration asked for: trend follows none of them, as compare does, and says
+/// so — a −40 % step among them is no regression (exit 0) beside a flat flood.
+#[test]
+fn a_searchs_steps_are_not_followed() {
+    let dir = TempDir::new();
+    for n in 1..=20 {
+        let probe = if n >= 11 { 6e5 } else { 1e6 };
+        let configs = [
+            (100, 1e6, json!({})),
+            (200, probe, json!({"step_of": "capacity"})),
+        ];
+        write_configs(&dir.file(&format!("h{n:02}.db")), n, &configs);
+    }
+    let d = dir.path().to_str().unwrap();
+    let o = fwbench(&["trend", d, "--by", "tag:run", "-f", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let series = v["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{v}");
+    assert!(series[0]["changes"].as_array().unwrap().is_empty(), "{v}");
+    let skipped = v["skipped"].to_string();
+    assert!(
+        skipped.contains("1 configuration whose every repetition was a search's step"),
+        "{skipped}"
+    );
 }
 
 /// The same history without a step: no change point, exit 0; ordered by time instead

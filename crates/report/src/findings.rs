@@ -19,7 +19,7 @@ use crate::model::{search_of, Config};
 use crate::segments::Segment;
 use crate::stats::{self, Summary};
 use results::stored::{SearchKind, SearchStored};
-use results::LimitedBy;
+use results::{LimitedBy, Status};
 use std::collections::BTreeMap;
 
 /// The run's findings: the general ones first, then those the analyses made.
@@ -401,20 +401,37 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
 }
 
 /// NDR/PDR results (ndr and mlr searches), per case: the mean ± CI over its searches
-/// (one search: the value).
+/// (one search: the value). A search that did not converge, or whose trial is flagged
+/// (its trials contradict each other, the sender fell behind below its rate, …), gives
+/// no rate: it is counted out, with where its doubts are.
 fn ndr(trials: &[Trial]) -> Vec<String> {
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
+    // Per case: searches that did not converge, converged ones flagged, and converged
+    // ones otherwise not ok (dropped, failed).
+    let mut out_of: BTreeMap<(String, String), [usize; 3]> = BTreeMap::new();
     for t in trials {
         let Some(s) = search_of(t) else { continue };
         for (mut mode, rate, rate_bps_l2) in search_rates(s) {
-            let Some(rate) = rate else {
-                continue;
-            };
             if t.workload.new_flows() {
                 // One datagram per new flow: the rate is new flows/s (issue 26).
                 mode += " (new flows/s = packets/s)";
             }
             let case = t.label_or_engine().unwrap_or_else(|| "-".into());
+            if s.converged != Some(true) || t.status != Status::Ok {
+                let n = out_of.entry((case, mode)).or_default();
+                let i = if s.converged != Some(true) {
+                    0
+                } else if t.status == Status::Flagged {
+                    1
+                } else {
+                    2
+                };
+                n[i] += 1;
+                continue;
+            }
+            let Some(rate) = rate else {
+                continue;
+            };
             // The upper bound the search was given passed: nothing failed above it.
             let bound_passed = s.search == Some(SearchKind::Ndr)
                 && s.fail_pps.is_none()
@@ -428,9 +445,35 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             ));
         }
     }
+    for key in out_of.keys() {
+        by_case.entry(key.clone()).or_default();
+    }
     by_case
         .into_iter()
         .map(|((case, mode), v)| {
+            let left = out_of.get(&(case.clone(), mode.clone())).copied();
+            let left_words = left.map(|counts| {
+                let n: usize = counts.iter().sum();
+                let one = n == 1;
+                let whys = [
+                    "did not converge",
+                    if one { "is flagged" } else { "are flagged" },
+                    "did not end ok",
+                ];
+                let why: Vec<&str> = (0..3).filter(|&i| counts[i] > 0).map(|i| whys[i]).collect();
+                let (search, rows) = if one {
+                    ("search", "the search's row says why")
+                } else {
+                    ("searches", "the searches' rows say why")
+                };
+                format!("{n} {search} that {} ({rows})", why.join(" or "))
+            });
+            if v.is_empty() {
+                return format!(
+                    "{mode} of {case}: no rate stated — {}.",
+                    left_words.unwrap_or_default()
+                );
+            }
             let rates: Vec<f64> = v.iter().map(|x| x.0).collect();
             let s = Summary::of(&rates).expect("one rate at least");
             let l2: Vec<f64> = v.iter().filter_map(|x| x.1).collect();
@@ -450,8 +493,11 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             } else {
                 ""
             };
+            let left = left_words
+                .map(|w| format!(" Left out: {w}."))
+                .unwrap_or_default();
             format!(
-                "{mode} of {case}: {} packets/s{bps}{over}{sender}.",
+                "{mode} of {case}: {} packets/s{bps}{over}{sender}.{left}",
                 mean_ci(s.mean, s.ci95)
             )
         })

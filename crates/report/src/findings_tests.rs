@@ -161,6 +161,11 @@ fn two_rule_counts_give_a_cost_and_a_straight_line_its_slope() {
 
 /// A stored search of `workload` on nft whose `search` object is `search`.
 fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
+    search_trial_as(workload, "ok", search)
+}
+
+/// The same with its trial's status word.
+fn search_trial_as(workload: &str, status: &str, search: serde_json::Value) -> Trial {
     Trial::new(store::TrialRow {
         engine: None,
         id: 1,
@@ -168,7 +173,7 @@ fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
         trial_key: "k".into(),
         rep: 1,
         workload: workload.into(),
-        status: "ok".into(),
+        status: status.into(),
         error: None,
         params: serde_json::json!({"engine": "nft"}),
         headline: Default::default(),
@@ -184,7 +189,7 @@ fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
 fn mlr_searches_give_one_finding_per_goal() {
     let t = search_trial(
         "mlr",
-        serde_json::json!({"search": "mlr", "limited_by_sender": false,
+        serde_json::json!({"search": "mlr", "limited_by_sender": false, "converged": true,
             "rate_pps": 21000.0, "goals": [
             {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
             {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}),
@@ -209,7 +214,7 @@ fn an_ndr_whose_upper_bound_passed_is_at_least_its_rate() {
     let ndr_trial = |fail: Option<f64>| {
         search_trial(
             "ndr",
-            serde_json::json!({"search": "ndr", "mode": "ndr",
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
                 "limited_by_sender": false, "rate_pps": 20000.0, "ceiling_pps": 20000.0,
                 "fail_pps": fail, "rate_bps_l2": 1.024e7}),
         )
@@ -225,6 +230,55 @@ fn an_ndr_whose_upper_bound_passed_is_at_least_its_rate() {
     );
     let f = ndr(&[ndr_trial(Some(20400.0))]);
     assert!(!f[0].contains("at least"), "{f:?}");
+}
+
+/// A search that did not converge, or whose trial is flagged, states no rate: it is
+/// counted out, with where its doubts are (a disturbed ndr whose trials contradicted
+/// each other once read "NDR of nft: 5234 packets/s, one search (no CI)").
+#[test]
+fn searches_that_did_not_converge_or_are_flagged_state_no_rate() {
+    let search = |rate: f64, converged: bool, status: &str| {
+        search_trial_as(
+            "ndr",
+            status,
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": converged,
+                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+                "ceiling_pps": 1e6}),
+        )
+    };
+    assert_eq!(
+        ndr(&[search(5234.0, false, "flagged")]),
+        [
+            "NDR of nft: no rate stated — 1 search that did not converge (the search's row \
+          says why)."
+        ]
+    );
+    assert_eq!(
+        ndr(&[
+            search(5234.0, true, "flagged"),
+            search(5300.0, true, "flagged")
+        ]),
+        [
+            "NDR of nft: no rate stated — 2 searches that are flagged (the searches' rows say \
+          why)."
+        ]
+    );
+    // Beside two that hold: their mean, the others counted out.
+    let f = ndr(&[
+        search(20_000.0, true, "ok"),
+        search(20_400.0, true, "ok"),
+        search(5234.0, false, "flagged"),
+        search(9000.0, true, "flagged"),
+    ]);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].starts_with("NDR of nft: 20200 ± "), "{f:?}");
+    assert!(
+        f[0].ends_with(
+            ", 95 % CI over 2 searches. Left out: 2 searches that did not converge or are \
+             flagged (the searches' rows say why)."
+        ),
+        "{f:?}"
+    );
 }
 
 #[test]

@@ -147,8 +147,8 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
         // so that configurations and `compare` have them.
         let ct = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
         for (name, v) in [
-            ("new_flows_per_s", ct.and_then(|c| c.new_flows_per_s)),
-            ("ct_dropped_flows", ct.and_then(|c| c.dropped)),
+            (model::NEW_FLOWS_PER_S, ct.and_then(|c| c.new_flows_per_s)),
+            (model::CT_DROPPED_FLOWS, ct.and_then(|c| c.dropped)),
         ] {
             if let Some(v) = v.filter(|_| t.workload.new_flows()) {
                 means.insert(name.into(), v);

@@ -133,6 +133,11 @@ pub const SESSIONS_PER_S: &str = "sessions_per_s";
 pub const GOODPUT_BPS: &str = "goodput_bps";
 /// Packet trials' received packets/s (a metric name of [`METRICS`]).
 pub const RECEIVED_PPS: &str = "received_pps";
+/// New-flow trials' admitted new flows/s (one datagram each: the sink's received
+/// packets/s), a per-trial sample of `lib::build`.
+pub const NEW_FLOWS_PER_S: &str = "new_flows_per_s";
+/// New-flow trials' flows whose datagram the sink did not count (offered − admitted).
+pub const CT_DROPPED_FLOWS: &str = "ct_dropped_flows";
 /// Echo trials' throughput, b/s (a metric name of [`METRICS`]).
 pub const THROUGHPUT_BPS: &str = "throughput_bps";
 
@@ -564,8 +569,12 @@ pub fn capped_by(by: results::LimitedBy, metric: &str) -> bool {
         CPU_NS_PER_PACKET,
         THROUGHPUT_BPS,
         "throughput_per_client_bps",
+        NEW_FLOWS_PER_S,
     ];
-    RATES.contains(&metric) || (by == results::LimitedBy::Sink && metric == "loss_ratio")
+    // What the sink missed: its loss, and the new flows it did not count (`dropped` is
+    // offered − what the sink counted).
+    const SINKS: &[&str] = &["loss_ratio", CT_DROPPED_FLOWS];
+    RATES.contains(&metric) || (by == results::LimitedBy::Sink && SINKS.contains(&metric))
 }
 
 /// Fill a configuration's per-metric values and summaries from its repetitions.

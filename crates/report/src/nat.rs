@@ -7,9 +7,11 @@
 //! packet (`ns_per_packet`, which is the sender's when the sender set the rate). Cost
 //! per new flow comes from the connection trials (each session is a new flow whose
 //! first packet walks the NAT chain): the mean session time, `1e6 / sessions/s`.
-//! One measure serves a whole workload (the first every configuration has), and one
-//! baseline: every plain-forwarding trial of it, whatever its rule settings (engine
-//! none installs nothing), compared only with configurations placed as it was.
+//! One measure serves a whole traffic (the first every configuration has), and one
+//! baseline per traffic (the workload's parameters but the firewall's: a 1500-byte
+//! flood is never set against a 64-byte one): every plain-forwarding trial of it,
+//! whatever its rule settings (engine none installs nothing), compared only with
+//! configurations placed as it was.
 //!
 //! Owns: which configurations are NAT, their baseline, the NAT table, figure and
 //! sentences.
@@ -19,11 +21,34 @@ use crate::figure::{mean_ci, num, Analysis, Point, Table};
 use crate::model::{Config, Paced};
 use crate::series::bar_figure;
 use results::StoredWorkload;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The models that translate addresses, and the stateful one without translation.
 const NAT_MODELS: [&str; 3] = ["snat", "masquerade", "dnat"];
 const CONNTRACK: &str = "conntrack";
+/// The parameters that say the firewall (a scenario's `[[firewall]]` and rule
+/// settings), not the traffic: configurations alike but for them share one traffic,
+/// one plain-forwarding baseline and one conntrack-alone comparison.
+const FIREWALL_KEYS: [&str; 9] = [
+    "engine",
+    "model",
+    "rules",
+    "label",
+    "nft_family",
+    "position",
+    "import",
+    "import_ipset",
+    "nat_to",
+];
+
+/// A configuration's traffic: its parameters but the firewall's.
+fn traffic_of(c: &Config) -> BTreeMap<&str, &str> {
+    c.flat
+        .iter()
+        .filter(|(k, _)| !FIREWALL_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
 
 /// A configuration's cost per unit (ns per packet, or µs per new flow) with its CI.
 struct Cost {
@@ -176,12 +201,11 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
         return;
     }
     let mut rows = vec![];
-    // One block per workload: its baseline is plain forwarding (engine none).
     let mut workloads: Vec<&StoredWorkload> = ok.iter().map(|c| &c.workload).collect();
     workloads.sort();
     workloads.dedup();
     for w in workloads {
-        let block: Vec<&Config> = ok
+        let of_w: Vec<&Config> = ok
             .iter()
             .filter(|c| &c.workload == w)
             .filter(|c| {
@@ -190,129 +214,40 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             })
             .copied()
             .collect();
-        let plains: Vec<&Config> = block.iter().filter(|c| c.no_firewall()).copied().collect();
-        // Configurations whose every trial fwbench limited have no figure: said, never
-        // a block dropped in silence.
-        let limited = block.iter().filter(|c| c.limited_throughout()).count();
-        let unmeasured = || {
-            format!(
-                "{w}: no NAT cost is stated — fwbench's sender or sink limited every trial of \
-                 {limited} of its configurations (their packets/s are fwbench's, not the \
-                 gateway's; see the run's warnings)."
-            )
-        };
-        // One measure for the whole block: the first every configuration has.
-        let Some(m) = block.first().and_then(|c| {
-            measures(c)
-                .iter()
-                .find(|m| block.iter().all(|c| c.metrics.contains_key(m.metric)))
-        }) else {
-            if limited > 0 {
-                a.findings.push(unmeasured());
+        // One block per traffic (the workload's parameters but the firewall's), its
+        // baseline that traffic's plain forwarding (engine none); where a workload ran
+        // several, each is named by what sets it apart ("flood (packet.size.frame=1500)").
+        let mut traffics: Vec<BTreeMap<&str, &str>> = vec![];
+        for c in &of_w {
+            let t = traffic_of(c);
+            if !traffics.contains(&t) {
+                traffics.push(t);
             }
-            continue;
-        };
-        let (unit, basis) = (m.unit, m.basis);
-        let Some((plain, pooled)) = pooled_cost(&plains, m) else {
-            if limited > 0 {
-                a.findings.push(unmeasured());
-            }
-            continue;
-        };
-        let plain_at = placements(plains.iter().copied());
-        let plain_paced = paced(&plains, m);
-        let plain_basis = plain_basis(&plains, pooled);
-        let here = costs(&block, m);
-        let mut cats = vec![];
-        let mut pts = vec![];
-        let mut nat: Vec<&Costed> = here.iter().filter(|r| !r.c.no_firewall()).collect();
-        nat.sort_by_key(|r| {
-            (
-                engine_of(r.c).to_owned(),
-                model_of(r.c).to_owned(),
-                rules_of(r.c),
-            )
-        });
-        for r in &nat {
-            let (c, cost) = (r.c, &r.cost);
-            let d = diff(cost, &plain);
-            let rules = if model_of(c) == CONNTRACK {
-                "-".to_string()
-            } else {
-                rules_of(c).to_string()
-            };
-            let name = format!("{} {}", engine_of(c), model_of(c));
-            // Compared only with a baseline placed as it was.
-            let at = placements([c]);
-            let apart = (!at.is_empty() && !plain_at.is_empty() && at != plain_at).then(|| {
-                format!(
-                    "{} ran on {}, plain forwarding on {}",
-                    name,
-                    at.iter().cloned().collect::<Vec<_>>().join(" / "),
-                    plain_at.iter().cloned().collect::<Vec<_>>().join(" / ")
-                )
-            });
-            // Without the gateway's CPU time, a cost is the time per received packet: of
-            // a flood that passed whole, the sender's pace, not the gateway's time.
-            let paced =
-                crate::model::paced_doubt((&name, r.paced), ("plain forwarding", plain_paced))
-                    .map(|why| format!("{why}; the gateway's CPU time was not sampled"));
-            let apart = apart
-                .map(|why| {
-                    (
-                        why,
-                        "placed differently",
-                        "a baseline counts only in the same placement",
-                    )
-                })
-                .or(paced.map(|why| {
-                    // The side the reason names (the row first) says whether in part.
-                    let whole = if r.paced.any() { r.paced } else { plain_paced };
-                    let what = if whole.throughout() {
-                        "the sender's pace"
-                    } else {
-                        "partly the sender's pace"
-                    };
-                    (why, what, "offer more to measure the gateway")
-                }));
-            let [vs, change] = vs_plain(&d, &plain, apart.as_ref().map(|x| x.1), unit);
-            rows.push(vec![
-                w.to_string(),
-                name.clone(),
-                rules.clone(),
-                r.n.to_string(),
-                format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
-                vs,
-                change,
-            ]);
-            if let Some((why, _, what)) = apart {
-                a.findings.push(format!(
-                    "{w}: {name} ({rules} NAT filler rules) is not compared with plain \
-                     forwarding: {why} ({what})."
-                ));
-                continue;
-            }
-            cats.push(format!("{name} ({rules})"));
-            pts.push(Point {
-                x: pts.len() as f64,
-                y: d.mean,
-                ci95: d.ci95,
-            });
-            let base = Baseline {
-                cost: &plain,
-                basis: &plain_basis,
-            };
-            a.findings
-                .push(sentence(w, &name, r, &d, &base, &nat, unit, basis));
         }
-        if !pts.is_empty() {
-            a.figures.push(bar_figure(
-                &format!("nat-{w}"),
-                &format!("NAT vs plain forwarding ({w}): extra {unit} (rule count in brackets)"),
-                &format!("extra {unit} vs plain forwarding"),
-                cats,
-                pts,
-            ));
+        for (i, t) in traffics.iter().enumerate() {
+            let block: Vec<&Config> = of_w
+                .iter()
+                .filter(|c| traffic_of(c) == *t)
+                .copied()
+                .collect();
+            let (name, id) = if traffics.len() == 1 {
+                (w.to_string(), w.to_string())
+            } else {
+                // Every key some traffic sets differently (one left at its default is
+                // absent from the stored parameters: "-").
+                let keys: BTreeSet<&str> =
+                    traffics.iter().flat_map(|o| o.keys().copied()).collect();
+                let apart: Vec<String> = keys
+                    .into_iter()
+                    .filter(|k| traffics.iter().any(|o| o.get(k) != t.get(k)))
+                    .map(|k| format!("{k}={}", t.get(k).copied().unwrap_or("-")))
+                    .collect();
+                (
+                    format!("{w} ({})", apart.join(", ")),
+                    format!("{w}-{}", i + 1),
+                )
+            };
+            block_of(&name, &id, &block, &mut rows, a);
         }
     }
     if !rows.is_empty() {
@@ -333,6 +268,140 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             .to_vec(),
             rows,
         });
+    }
+}
+
+/// One traffic's block (`w`, its name in the findings; `id`, its figure's): its NAT
+/// configurations against its plain forwarding, a table row each, a finding each and
+/// the figure.
+fn block_of(w: &str, id: &str, block: &[&Config], rows: &mut Vec<Vec<String>>, a: &mut Analysis) {
+    let plains: Vec<&Config> = block.iter().filter(|c| c.no_firewall()).copied().collect();
+    // Configurations whose every trial fwbench limited have no figure: said, never
+    // a block dropped in silence.
+    let limited = block.iter().filter(|c| c.limited_throughout()).count();
+    let unmeasured = || {
+        format!(
+            "{w}: no NAT cost is stated — fwbench's sender or sink limited every trial of \
+             {limited} of its configurations (their packets/s are fwbench's, not the \
+             gateway's; see the run's warnings)."
+        )
+    };
+    // One measure for the whole block: the first every configuration has.
+    let Some(m) = block.first().and_then(|c| {
+        measures(c)
+            .iter()
+            .find(|m| block.iter().all(|c| c.metrics.contains_key(m.metric)))
+    }) else {
+        if limited > 0 {
+            a.findings.push(unmeasured());
+        }
+        return;
+    };
+    let (unit, basis) = (m.unit, m.basis);
+    let Some((plain, pooled)) = pooled_cost(&plains, m) else {
+        if limited > 0 {
+            a.findings.push(unmeasured());
+        } else if plains.is_empty() {
+            a.findings.push(format!(
+                "{w}: no NAT cost is stated — no plain forwarding (engine none) ran with this \
+                 traffic, the baseline its NAT configurations would be set against."
+            ));
+        }
+        return;
+    };
+    let plain_at = placements(plains.iter().copied());
+    let plain_paced = paced(&plains, m);
+    let plain_basis = plain_basis(&plains, pooled);
+    let here = costs(block, m);
+    let mut cats = vec![];
+    let mut pts = vec![];
+    let mut nat: Vec<&Costed> = here.iter().filter(|r| !r.c.no_firewall()).collect();
+    nat.sort_by_key(|r| {
+        (
+            engine_of(r.c).to_owned(),
+            model_of(r.c).to_owned(),
+            rules_of(r.c),
+        )
+    });
+    for r in &nat {
+        let (c, cost) = (r.c, &r.cost);
+        let d = diff(cost, &plain);
+        let rules = if model_of(c) == CONNTRACK {
+            "-".to_string()
+        } else {
+            rules_of(c).to_string()
+        };
+        let name = format!("{} {}", engine_of(c), model_of(c));
+        // Compared only with a baseline placed as it was.
+        let at = placements([c]);
+        let apart = (!at.is_empty() && !plain_at.is_empty() && at != plain_at).then(|| {
+            format!(
+                "{} ran on {}, plain forwarding on {}",
+                name,
+                at.iter().cloned().collect::<Vec<_>>().join(" / "),
+                plain_at.iter().cloned().collect::<Vec<_>>().join(" / ")
+            )
+        });
+        // Without the gateway's CPU time, a cost is the time per received packet: of
+        // a flood that passed whole, the sender's pace, not the gateway's time.
+        let paced = crate::model::paced_doubt((&name, r.paced), ("plain forwarding", plain_paced))
+            .map(|why| format!("{why}; the gateway's CPU time was not sampled"));
+        let apart = apart
+            .map(|why| {
+                (
+                    why,
+                    "placed differently",
+                    "a baseline counts only in the same placement",
+                )
+            })
+            .or(paced.map(|why| {
+                // The side the reason names (the row first) says whether in part.
+                let whole = if r.paced.any() { r.paced } else { plain_paced };
+                let what = if whole.throughout() {
+                    "the sender's pace"
+                } else {
+                    "partly the sender's pace"
+                };
+                (why, what, "offer more to measure the gateway")
+            }));
+        let [vs, change] = vs_plain(&d, &plain, apart.as_ref().map(|x| x.1), unit);
+        rows.push(vec![
+            w.to_string(),
+            name.clone(),
+            rules.clone(),
+            r.n.to_string(),
+            format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
+            vs,
+            change,
+        ]);
+        if let Some((why, _, what)) = apart {
+            a.findings.push(format!(
+                "{w}: {name} ({rules} NAT filler rules) is not compared with plain \
+                 forwarding: {why} ({what})."
+            ));
+            continue;
+        }
+        cats.push(format!("{name} ({rules})"));
+        pts.push(Point {
+            x: pts.len() as f64,
+            y: d.mean,
+            ci95: d.ci95,
+        });
+        let base = Baseline {
+            cost: &plain,
+            basis: &plain_basis,
+        };
+        a.findings
+            .push(sentence(w, &name, r, &d, &base, &nat, unit, basis));
+    }
+    if !pts.is_empty() {
+        a.figures.push(bar_figure(
+            &format!("nat-{id}"),
+            &format!("NAT vs plain forwarding ({w}): extra {unit} (rule count in brackets)"),
+            &format!("extra {unit} vs plain forwarding"),
+            cats,
+            pts,
+        ));
     }
 }
 
@@ -488,7 +557,7 @@ struct Baseline<'a> {
 /// (…), of which conntrack alone +90; 1000 NAT rules add …".
 #[allow(clippy::too_many_arguments)]
 fn sentence(
-    w: &StoredWorkload,
+    w: &str,
     name: &str,
     row: &Costed,
     d: &Cost,

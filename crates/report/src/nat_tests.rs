@@ -111,6 +111,68 @@ fn flood(engine: &str, model: &str, rules: u64, values: &[f64]) -> Config {
     with_values(config("flood", engine, model, rules, (m, 0.0)), m, values)
 }
 
+/// A workload run with two traffics (64- and 1500-byte floods): each NAT
+/// configuration is set against plain forwarding and conntrack alone of its own
+/// traffic, never a pool of both sizes, and each block is named by its size.
+#[test]
+fn each_traffic_has_its_own_baseline() {
+    let sized = |c: Config, frame: &str| {
+        let mut c = c;
+        c.flat.insert("packet.size.frame".into(), frame.into());
+        c.key = format!("{}{frame}", c.key);
+        c
+    };
+    let cs = [
+        sized(flood("none", "none", 0, &[1_000.0, 1_010.0, 990.0]), "64"),
+        sized(
+            flood("nft", "conntrack", 0, &[1_100.0, 1_110.0, 1_090.0]),
+            "64",
+        ),
+        sized(flood("nft", "snat", 0, &[1_200.0, 1_210.0, 1_190.0]), "64"),
+        sized(
+            flood("none", "none", 0, &[3_000.0, 3_010.0, 2_990.0]),
+            "1500",
+        ),
+        sized(
+            flood("nft", "conntrack", 0, &[3_500.0, 3_510.0, 3_490.0]),
+            "1500",
+        ),
+        sized(
+            flood("nft", "snat", 0, &[3_700.0, 3_710.0, 3_690.0]),
+            "1500",
+        ),
+    ];
+    let a = analysed(&cs);
+    let f = &a.findings;
+    let snat = |size: &str| {
+        let head = format!("flood (packet.size.frame={size}): nft snat (0 NAT filler rules)");
+        f.iter()
+            .find(|s| s.starts_with(&head))
+            .unwrap_or_else(|| panic!("no {head:?} in {f:#?}"))
+            .clone()
+    };
+    // 1200 vs 1000 and 3700 vs 3000 — pooled over both sizes it would be 2000.
+    let small = snat("64");
+    assert!(
+        small.contains("costs +200 ") && small.contains("(1200 vs 1000;"),
+        "{small}"
+    );
+    assert!(small.contains("the translation adds +100 "), "{small}");
+    let large = snat("1500");
+    assert!(
+        large.contains("costs +700 ") && large.contains("(3700 vs 3000;"),
+        "{large}"
+    );
+    assert!(large.contains("the translation adds +200 "), "{large}");
+    let ids: Vec<&str> = a.figures.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["nat-flood-1", "nat-flood-2"]);
+    // One traffic: named by its workload alone, as before.
+    let one = analysed(&cs[..3]);
+    let f = &one.findings;
+    assert!(f.iter().any(|s| s.starts_with("flood: nft snat")), "{f:#?}");
+    assert_eq!(one.figures[0].id, "nat-flood");
+}
+
 #[test]
 fn plain_forwardings_rule_counts_are_one_baseline_for_every_comparison() {
     // Engine none at 0 and 1000 rules: one gateway measured in two groups of trials

@@ -354,14 +354,30 @@ impl Trend {
                 }
             })
             .collect();
-        // Configurations in order of first appearance, with every run's.
+        // Configurations in order of first appearance, with every run's. A search's
+        // steps are its guesses (`results.step_of`), no configuration asked for: followed
+        // from run to run they would read as regressions of nothing asked (as compare
+        // leaves them out).
         let mut order: Vec<&Config> = Vec::new();
+        let mut steps: Vec<&str> = Vec::new();
         for (_, i) in &runs {
             for c in i.run.configs.iter().filter(|c| !c.reps.is_empty()) {
-                if !order.iter().any(|o| o.key == c.key) {
+                if c.step_of().is_some() {
+                    if !steps.contains(&c.key.as_str()) {
+                        steps.push(&c.key);
+                    }
+                } else if !order.iter().any(|o| o.key == c.key) {
                     order.push(c);
                 }
             }
+        }
+        if !steps.is_empty() {
+            skipped.push(format!(
+                "{} configuration{} whose every repetition was a search's step (its guesses, \
+                 no configuration asked for): not followed",
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" }
+            ));
         }
         let varying = varying_keys(&order);
         let mut series = Vec::new();

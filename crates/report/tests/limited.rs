@@ -150,6 +150,46 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
     );
 }
 
+/// New flows/s is a rate like received packets/s (one datagram per flow): where
+/// fwbench's sender or sink limited a new-flow trial it is fwbench's and left out of
+/// the configuration's figures (which compare and trend read); the flows a lagging
+/// sink did not count are no refusals of the gateway's either.
+#[test]
+fn new_flows_per_s_that_fwbench_limited_is_left_out_like_any_rate() {
+    let (_dir, mut s) = scratch("newflows.db");
+    let run = s.begin_run(&new_run("newflows", None)).unwrap();
+    for (rep, by) in [(1, "gateway"), (2, "sender"), (3, "sink"), (4, "gateway")] {
+        let mut t = trial(
+            run,
+            format!("nf-{rep}"),
+            rep,
+            "newflows",
+            json!({"workload": "newflows", "engine": "nft", "rules": 0, "seed": rep,
+                   "packet": {"size": "frame:64", "rate": "20kpps"}}),
+            Headline {
+                sent_pps: Some(20_000.0),
+                received_pps: Some(19_000.0),
+                loss_ratio: Some(0.05),
+                ..Default::default()
+            },
+        );
+        t.firewall = firewall_row("nft", 0);
+        t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"},
+            "conntrack": {"offered": 20000.0, "admitted": 19000.0, "dropped": 1000.0,
+                          "new_flows_per_s": 19000.0}}});
+        s.record(&t).unwrap();
+    }
+    let run = finish(&mut s, run);
+    let r = load(&s, Some(run)).unwrap();
+    let c = &r.runs[0].configs[0];
+    assert_eq!(c.values["new_flows_per_s"].len(), 4, "{:?}", c.values);
+    let m = &c.metrics;
+    // The gateway's two only; the sink's uncounted flows kept where the sender limited.
+    assert_eq!(m["new_flows_per_s"].n, 2, "{m:?}");
+    assert_eq!(m["received_pps"].n, 2, "{m:?}");
+    assert_eq!(m["ct_dropped_flows"].n, 3, "{m:?}");
+}
+
 /// A series whose only trials at 0 rules the sender limited (a gateway on a CPU of its
 /// own forwards all one sender offers): with one rule count left there is no cost per
 /// rule, and the findings say why instead of saying nothing.

@@ -1472,15 +1472,19 @@ impl UpdateEffect {
         // iptables-legacy at 20 001 rules: 32 % of its quiet 500 ms lost, the 50 ms
         // before the update clean, and the update's 2 748 lost and 42-ms stall read
         // "0 packets lost" beyond it, `ok`): the gateway could not carry the load
-        // before the update, whatever its last 50 ms did.
+        // before the update, whatever its last 50 ms did. A stall no longer than its
+        // gaps is withheld whichever check said so first; its doubt is said once.
         let flagged = self.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
         if let Some(q) = base
             .quiet
             .as_ref()
-            .filter(|q| !flagged && q.loss > OVERLOAD_LOSS && q.lost >= OVERLOAD_MIN_LOST)
+            .filter(|q| q.loss > OVERLOAD_LOSS && q.lost >= OVERLOAD_MIN_LOST)
         {
             if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= q.dark_ms) {
                 self.stall_ms = None;
+            }
+            if flagged {
+                return;
             }
             self.doubts.push(Doubt::new(
                 DoubtKind::Overloaded,

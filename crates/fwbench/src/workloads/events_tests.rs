@@ -754,6 +754,18 @@ fn a_quiet_window_that_lost_past_the_overload_flags_the_update() {
     );
     assert!(u.holds(), "{u:?}");
     assert_eq!(u.stall_ms, Some(40.0));
+    // The background as a whole, bin by bin: one flow dark while another receives is no
+    // dark run of the gateway's (dark only where both are).
+    let a = steady_with_dark(T0, 1000, 20, 0, &[(200, 360)]);
+    let b = steady_with_dark(T0, 1000, 20, 0, &[(300, 320)]);
+    let q = quiet_window(&rows, &[Background::flow(&a), Background::flow(&b)]).unwrap();
+    assert_eq!(q.dark_ms, 20.0, "{q:?}");
+    // An earlier overload check (the 50 ms before the update, its gaps 8 ms) does not
+    // spare a stall within the quiet window's longer gaps; the doubt is said once.
+    let (u, _) = at(&[(200, 360), (560, 568), (600, 640)]);
+    assert_eq!(u.stall_ms, None, "{u:?}");
+    let over = u.doubts.iter().filter(|d| d.kind == DoubtKind::Overloaded);
+    assert_eq!(over.count(), 1, "{u:?}");
 }
 
 /// At a high event rate the 50 ms before an update hold the previous update's
