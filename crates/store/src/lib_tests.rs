@@ -97,3 +97,22 @@ fn read_only_open_of_a_current_file_never_writes() {
     drop(s);
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
+
+/// Resume runs again what failed and nothing else: a flagged, dropped or unavailable
+/// trial is finished for good (a flagged one ran again would hit its stored key).
+#[test]
+fn only_failed_trials_are_run_again_on_resume() {
+    let (_dir, _p, mut s, run) = scratch_run("r.db");
+    for status in ["ok", "flagged", "dropped", "unavailable", "failed"] {
+        let mut t = trial(run, status);
+        t.status = status.into();
+        s.insert_trial(&t).unwrap();
+    }
+    let mut done: Vec<String> = s.done_keys(run).unwrap().into_iter().collect();
+    done.sort();
+    assert_eq!(done, ["dropped", "flagged", "ok", "unavailable"]);
+    assert_eq!(s.drop_failed(run).unwrap(), 1);
+    // The failed one's key is free again; the others' are not.
+    s.insert_trial(&trial(run, "failed")).unwrap();
+    assert!(s.insert_trial(&trial(run, "flagged")).is_err());
+}

@@ -153,11 +153,15 @@ impl Store {
         Ok(id)
     }
 
-    /// Keys of the trials of a run that are finished for good (`ok`, `unavailable`);
-    /// `failed` trials are run again on resume.
+    /// Keys of the trials of a run that are finished for good: every status but
+    /// `failed` (`ok`, `flagged` — it ran, its doubts are stored with it —, `dropped`,
+    /// `unavailable`, and any a newer fwbench stored); `failed` trials are dropped
+    /// ([`Store::drop_failed`]) and run again on resume. (Counting only `ok` and
+    /// `unavailable` ran a flagged trial again, and storing it hit the stored row's
+    /// key: the resumed seed002 run stopped at its first trial.)
     pub fn done_keys(&self, run_id: i64) -> Result<std::collections::HashSet<String>> {
         self.rows(
-            "SELECT trial_key FROM trials WHERE run_id = ?1 AND status IN ('ok', 'unavailable')",
+            "SELECT trial_key FROM trials WHERE run_id = ?1 AND status <> 'failed'",
             [run_id],
             |r| r.get::<_, String>(0),
         )
