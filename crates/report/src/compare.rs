@@ -257,6 +257,11 @@ pub struct Matched {
     /// numbers are fwbench's, not the gateway's. `None`: none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_out: Option<String>,
+    /// The two sides' data paths ran on different CPUs ("placed differently: …"): a
+    /// change may be the placement's as much as the gateway's (said, as hosts or
+    /// kernels that differ are; the gate is unchanged). `None`: placed alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placed: Option<String>,
     /// Metrics both sides measured but not compared: a side kept no repetition of them
     /// that fwbench did not limit. Counted as untested (exit 3): a gate never passes on
     /// nothing.
@@ -265,6 +270,14 @@ pub struct Matched {
 }
 
 impl Matched {
+    /// What the line under its label says, in order: what was left out, a placement
+    /// that differs, what was not compared.
+    fn notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.left_out.iter().chain(&self.placed).cloned().collect();
+        out.extend(self.not_compared_text());
+        out
+    }
+
     /// "not compared, untested (a side kept no repetition fwbench did not limit): …".
     fn not_compared_text(&self) -> Option<String> {
         (!self.not_compared.is_empty()).then(|| {
@@ -405,7 +418,7 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n{}", m.label);
-                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
+                for l in m.notes() {
                     let _ = writeln!(o, "  ({l})");
                 }
                 let rows: Vec<[String; 6]> = m.changes.iter().map(row).collect();
@@ -483,7 +496,7 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n## {}\n", md(&m.label));
-                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
+                for l in m.notes() {
                     let _ = writeln!(o, "({})\n", md(&l));
                 }
                 let _ = writeln!(
@@ -547,7 +560,7 @@ impl Comparison {
             o.push_str("</table>");
             for m in &p.matched {
                 let _ = write!(o, "<h2>{}</h2>", escape(&m.label));
-                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
+                for l in m.notes() {
                     let _ = write!(o, "<p>({})</p>", escape(&l));
                 }
                 let _ = write!(o, "<table><tr><th>metric</th><th>old</th><th>new</th><th>change (95 % CI)</th><th>test</th><th>verdict</th></tr>");
@@ -706,6 +719,25 @@ fn left_out(old: &Config, new: &Config) -> Option<String> {
     })
 }
 
+/// "placed differently: old's data path on CPUs [0], new's on CPUs [1] — …"; `None`
+/// where both sides ran on the same CPUs (as `nat` sets a baseline only against a
+/// configuration placed as it was).
+fn placed(old: &Config, new: &Config) -> Option<String> {
+    let (a, b) = (
+        crate::model::placements([old]),
+        crate::model::placements([new]),
+    );
+    let words = |p: &BTreeSet<String>| p.iter().cloned().collect::<Vec<_>>().join(" / ");
+    (a != b).then(|| {
+        format!(
+            "placed differently: old's data path on {}, new's on {} — a change may be the \
+             placement's as much as the gateway's",
+            words(&a),
+            words(&b)
+        )
+    })
+}
+
 /// Compare one pair of sides.
 fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
     let (old_cfgs, new_cfgs) = (pooled(&old_in.runs), pooled(&new_in.runs));
@@ -742,6 +774,7 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
             label: label(c),
             changes,
             left_out: left_out(c, n),
+            placed: placed(c, n),
             not_compared,
         });
     }

@@ -720,6 +720,19 @@ pub fn data_path_cpus(t: &Trial) -> Option<Vec<usize>> {
     (!cpus.is_empty()).then_some(cpus)
 }
 
+/// The CPUs each trial's data path ran on ([`data_path_cpus`]), as a set over the
+/// configurations' repetitions ("CPUs [0]", "unpinned"): a baseline and what it is
+/// compared with must agree, and so must two runs compared.
+pub fn placements<'a>(cs: impl IntoIterator<Item = &'a Config>) -> BTreeSet<String> {
+    cs.into_iter()
+        .flat_map(|c| &c.reps)
+        .map(|t| match data_path_cpus(t) {
+            Some(cpus) => format!("CPUs {cpus:?}"),
+            None => "unpinned".to_string(),
+        })
+        .collect()
+}
+
 /// Kernel CPU time per received packet, in ns: the mean share of system + softirq +
 /// irq time over the trial's 5-Hz samples (role `gateway`, else any role: /proc/stat
 /// is the whole machine's), summed over `cpus` (every CPU when `None`), divided by the

@@ -18,7 +18,7 @@
 //! Must not: compute statistics beyond differences of means (with their CIs combined).
 
 use crate::figure::{mean_ci, num, Analysis, Point, Table};
-use crate::model::{Config, Paced};
+use crate::model::{placements, Config, Paced};
 use crate::series::bar_figure;
 use results::StoredWorkload;
 use std::collections::{BTreeMap, BTreeSet};
@@ -157,18 +157,6 @@ fn pooled_cost(plains: &[&Config], m: &Measure) -> Option<(Cost, usize)> {
     }
     let first = plains.first()?;
     Some((cost_of(first, m)?, first.metrics.get(m.metric)?.n))
-}
-
-/// The CPUs each trial's data path ran on (`model::data_path_cpus`), as a set over a
-/// configuration's repetitions: a baseline and what it is compared with must agree.
-fn placements<'a>(cs: impl IntoIterator<Item = &'a Config>) -> BTreeSet<String> {
-    cs.into_iter()
-        .flat_map(|c| &c.reps)
-        .map(|t| match crate::model::data_path_cpus(t) {
-            Some(cpus) => format!("CPUs {cpus:?}"),
-            None => "unpinned".to_string(),
-        })
-        .collect()
 }
 
 fn model_of(c: &Config) -> &str {

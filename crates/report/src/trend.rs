@@ -371,6 +371,8 @@ impl Trend {
                 }
             }
         }
+        // A key some run asked for is followed there (its steps elsewhere are not).
+        steps.retain(|k| !order.iter().any(|o| o.key == *k));
         if !steps.is_empty() {
             skipped.push(format!(
                 "{} configuration{} whose every repetition was a search's step (its guesses, \
@@ -402,7 +404,12 @@ impl Trend {
                 });
                 let mut points = Vec::new();
                 for (idx, (k, i)) in runs.iter().enumerate() {
-                    let Some(rc) = i.run.configs.iter().find(|x| x.key == c.key) else {
+                    let Some(rc) = i
+                        .run
+                        .configs
+                        .iter()
+                        .find(|x| x.key == c.key && x.step_of().is_none())
+                    else {
                         continue;
                     };
                     // Only the repetitions whose numbers are the gateway's.

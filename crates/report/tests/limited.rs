@@ -150,6 +150,51 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
     );
 }
 
+/// Two runs whose data paths ran on different CPUs (pinned to CPU 0, then unpinned
+/// over CPUs 0–1): compare says so beside the change, as it says hosts that differ.
+#[test]
+fn a_placement_that_differs_is_said_in_compare() {
+    let (_dir, mut s) = scratch("placed.db");
+    let mut runs = vec![];
+    for cpus in ["0", "0-1"] {
+        let run = s.begin_run(&new_run("placed", None)).unwrap();
+        for rep in 1..=3u32 {
+            let mut t = trial(
+                run,
+                format!("p-{rep}"),
+                rep,
+                "flood",
+                json!({"workload": "flood", "engine": "nft", "rules": 10, "seed": rep}),
+                Headline {
+                    received_pps: Some(100_000.0 + f64::from(rep)),
+                    ..Default::default()
+                },
+            );
+            t.firewall = firewall_row("nft", 10);
+            t.results = json!({"placement": [
+                {"role": "client", "cpus": cpus}, {"role": "server", "cpus": cpus}]});
+            s.record(&t).unwrap();
+        }
+        runs.push(finish(&mut s, run));
+    }
+    let (a, b) = (
+        load(&s, Some(runs[0])).unwrap(),
+        load(&s, Some(runs[1])).unwrap(),
+    );
+    let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    assert_eq!(
+        c.pairs[0].matched[0].placed.as_deref(),
+        Some(
+            "placed differently: old's data path on CPUs [0], new's on CPUs [0, 1] — a \
+             change may be the placement's as much as the gateway's"
+        )
+    );
+    assert!(c.text().contains("  (placed differently: "), "{}", c.text());
+    // Alike: nothing said.
+    let c = report::compare::Comparison::new(&[input("old", &a), input("again", &a)], 5.0);
+    assert_eq!(c.pairs[0].matched[0].placed, None);
+}
+
 /// New flows/s is a rate like received packets/s (one datagram per flow): where
 /// fwbench's sender or sink limited a new-flow trial it is fwbench's and left out of
 /// the configuration's figures (which compare and trend read); the flows a lagging
