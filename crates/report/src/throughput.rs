@@ -295,24 +295,25 @@ fn advantage_figure(
                 reps,
             } = ratio_points(cs, (engine, &reference), x);
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
+            // The case, as the ratio's own sentence names it.
+            let suffix = if name == "all" {
+                String::new()
+            } else {
+                format!(" ({name})")
+            };
             if !gone.is_empty() {
                 gone.sort_by(f64::total_cmp);
                 let at: Vec<String> = gone.iter().copied().map(num).collect();
                 a.findings.push(format!(
-                    "Advantage ratio {engine} / {reference}: none at {} rules — fwbench's \
-                     sender or sink limited every repetition of an engine there (see the \
-                     run's warnings).",
+                    "Advantage ratio {engine} / {reference}{suffix}: none at {} rules — \
+                     fwbench's sender or sink limited every repetition of an engine there \
+                     (see the run's warnings).",
                     and_list(&at)
                 ));
             }
             if pts.is_empty() {
                 continue;
             }
-            let suffix = if name == "all" {
-                String::new()
-            } else {
-                format!(" ({name})")
-            };
             let sname = format!("{engine} / {reference}{suffix}");
             let p = at_study_rules(&pts);
             let kept = reps.iter().find(|(x, _)| *x == p.x).map_or(0, |r| r.1);

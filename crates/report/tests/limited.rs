@@ -488,6 +488,46 @@ fn an_advantage_ratio_over_mostly_limited_repetitions_is_flagged() {
         )),
         "{f:#?}"
     );
+    // Of a case among several, named as its ratio would be (seed002 read "none at 5000
+    // rules" without saying for which of its six cases).
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("limited", None)).unwrap();
+        let cases = [("small", "sink"), ("large", "gateway")];
+        let engines = [("nft", 10_000.0), ("iptables-legacy", 40_000.0)];
+        for ((label, by), (engine, pps), rules) in cases
+            .iter()
+            .flat_map(|c| engines.iter().map(move |e| (c, e)))
+            .flat_map(|(c, e)| [1000u64, 5000].map(|r| (*c, *e, r)))
+        {
+            for rep in 1..=2u32 {
+                let mut t = trial(
+                    run,
+                    format!("{label}-{engine}-{rules}-{rep}"),
+                    rep,
+                    "flood",
+                    json!({"workload": "flood", "engine": engine, "rules": rules,
+                           "seed": rep, "label": label}),
+                    Headline {
+                        received_pps: Some(pps),
+                        ..Default::default()
+                    },
+                );
+                t.firewall = firewall_row(engine, rules);
+                let limited = engine != "nft" && rules == 5000;
+                let by = if limited { by } else { "gateway" };
+                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "Advantage ratio iptables-legacy / nft/inet (label=small): none at 5000 rules"
+        )),
+        "{f:#?}"
+    );
     let (f, doubt) = ratio(1);
     assert!(!f.contains("FLAGGED"), "{f}");
     assert!(f.contains("Left out there"), "{f}");
