@@ -47,6 +47,31 @@ fn engine_flood(
     s.record(&t).unwrap();
 }
 
+/// A flood of `run` (its key and repetition) with `params`, received at `pps`, its
+/// firewall row the engine and rule count `params` name.
+fn received(
+    run: i64,
+    (key, rep): (String, u32),
+    params: serde_json::Value,
+    pps: f64,
+) -> store::TrialRecord {
+    let engine = params["engine"].as_str().unwrap_or("none").to_string();
+    let rules = params["rules"].as_u64().unwrap_or(0);
+    let mut t = trial(
+        run,
+        key,
+        rep,
+        "flood",
+        params,
+        Headline {
+            received_pps: Some(pps),
+            ..Default::default()
+        },
+    );
+    t.firewall = firewall_row(&engine, rules);
+    t
+}
+
 /// A run (tagged `run=<tag>`) of 4 floods through 1000 nft rules at about 100 000
 /// packets/s (1 % noise); the repetitions in `sink` were limited by fwbench's sink,
 /// which counted 40 % less than the gateway passed.
@@ -159,18 +184,13 @@ fn a_placement_that_differs_is_said_in_compare() {
     for cpus in ["0", "0-1"] {
         let run = s.begin_run(&new_run("placed", None)).unwrap();
         for rep in 1..=3u32 {
-            let mut t = trial(
+            let params = json!({"workload": "flood", "engine": "nft", "rules": 10, "seed": rep});
+            let mut t = received(
                 run,
-                format!("p-{rep}"),
-                rep,
-                "flood",
-                json!({"workload": "flood", "engine": "nft", "rules": 10, "seed": rep}),
-                Headline {
-                    received_pps: Some(100_000.0 + f64::from(rep)),
-                    ..Default::default()
-                },
+                (format!("p-{rep}"), rep),
+                params,
+                100_000.0 + f64::from(rep),
             );
-            t.firewall = firewall_row("nft", 10);
             t.results = json!({"placement": [
                 {"role": "client", "cpus": cpus}, {"role": "server", "cpus": cpus}]});
             s.record(&t).unwrap();
@@ -500,19 +520,10 @@ fn an_advantage_ratio_over_mostly_limited_repetitions_is_flagged() {
             .flat_map(|(c, e)| [1000u64, 5000].map(|r| (*c, *e, r)))
         {
             for rep in 1..=2u32 {
-                let mut t = trial(
-                    run,
-                    format!("{label}-{engine}-{rules}-{rep}"),
-                    rep,
-                    "flood",
-                    json!({"workload": "flood", "engine": engine, "rules": rules,
-                           "seed": rep, "label": label}),
-                    Headline {
-                        received_pps: Some(pps),
-                        ..Default::default()
-                    },
-                );
-                t.firewall = firewall_row(engine, rules);
+                let params = json!({"workload": "flood", "engine": engine, "rules": rules,
+                                    "seed": rep, "label": label});
+                let key = (format!("{label}-{engine}-{rules}-{rep}"), rep);
+                let mut t = received(run, key, params, pps);
                 let limited = engine != "nft" && rules == 5000;
                 let by = if limited { by } else { "gateway" };
                 t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
