@@ -511,7 +511,7 @@ fn config_table(configs: &[Config]) -> Table {
                 String::new()
             });
             r.push(match (&c.cost_withheld, c.cost_pct) {
-                (Some(why), _) => crate::figure::withheld_cell(why),
+                (Some(d), _) => crate::figure::withheld_cell(&d.why),
                 (None, v) => v
                     .map(|v| crate::figure::cost_cell((v, c.cost_ci95)))
                     .unwrap_or_default(),

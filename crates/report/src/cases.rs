@@ -125,7 +125,7 @@ pub fn cost(x: &Config, base: &Config, m: &str, higher: bool) -> Option<(f64, Op
 }
 
 /// A row's cost against `base` (its `against` row: baseline, best) as a table cell:
-/// withheld where either rate is the sender's pace ([`crate::model::paced_doubt`]),
+/// withheld where either rate is no measure of the gateway's ([`Config::rate_doubt`]),
 /// marked where the cost is no measurable one, "-" without one.
 pub(crate) fn cost_text(
     x: &Config,
@@ -133,10 +133,11 @@ pub(crate) fn cost_text(
     against: &str,
     (m, higher): (&str, bool),
 ) -> String {
-    if let Some(why) = crate::model::paced_doubt(
-        ("this row", x.paced()),
-        (&format!("the {against} row"), base.paced()),
-    ) {
+    if let Some(why) = x
+        .rate_doubt("this row")
+        .or_else(|| base.rate_doubt(&format!("the {against} row")))
+        .map(|d| d.why)
+    {
         return crate::figure::withheld_cell(&why);
     }
     cost(x, base, m, higher)
@@ -198,10 +199,10 @@ pub(crate) fn sections(
                     "n/a: counted where the gateway drops, not where traffic crosses".into()
                 }
             };
-            let paced = crate::model::paced_doubt(
-                ("this row", c.paced()),
-                ("the section baseline", base.paced()),
-            );
+            let paced = c
+                .rate_doubt("this row")
+                .or_else(|| base.rate_doubt("the section baseline"))
+                .map(|d| d.why);
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()
             } else if let Some(why) = paced {

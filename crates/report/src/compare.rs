@@ -263,8 +263,8 @@ pub struct Matched {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placed: Option<String>,
     /// Metrics both sides measured but not compared: a side kept no repetition of them
-    /// that fwbench did not limit. Counted as untested (exit 3): a gate never passes on
-    /// nothing.
+    /// that fwbench did not limit, or fewer than half ([`fair`]). Counted as untested
+    /// (exit 3): a gate never passes on nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<String>,
 }
@@ -278,11 +278,13 @@ impl Matched {
         out
     }
 
-    /// "not compared, untested (a side kept no repetition fwbench did not limit): …".
+    /// "not compared, untested (fwbench's sender or sink limited every repetition of a
+    /// side, or most: …): …".
     fn not_compared_text(&self) -> Option<String> {
         (!self.not_compared.is_empty()).then(|| {
             format!(
-                "not compared, untested (a side kept no repetition fwbench did not limit): {}",
+                "not compared, untested (fwbench's sender or sink limited every \
+                 repetition of a side, or most: what is left is no fair sample): {}",
                 self.not_compared.join(", ")
             )
         })
@@ -738,6 +740,16 @@ fn placed(old: &Config, new: &Config) -> Option<String> {
     })
 }
 
+/// Whether `c`'s repetitions kept of metric `m` are a fair sample of the gateway's: it
+/// kept some, and fwbench's own sender or sink did not limit most of its repetitions
+/// where it left some out (the rest may be the slower ones: a change of them would be
+/// fwbench's limit, not the gateway's).
+fn fair(c: &Config, m: &str) -> bool {
+    let kept = c.gateway_values.get(m).map_or(0, Vec::len);
+    let all = c.values.get(m).map_or(0, Vec::len);
+    kept > 0 && (kept == all || !c.fwbench_limit().is_some_and(|l| l.most()))
+}
+
 /// Compare one pair of sides.
 fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
     let (old_cfgs, new_cfgs) = (pooled(&old_in.runs), pooled(&new_in.runs));
@@ -760,13 +772,14 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
         let changes: Vec<Change> = c
             .gateway_values
             .iter()
+            .filter(|(m, _)| fair(c, m) && fair(n, m))
             .filter_map(|(m, v)| Change::of(m, v, n.gateway_values.get(m)?, threshold_pct))
             .collect();
         let not_compared = c
             .values
             .keys()
             .filter(|m| n.values.contains_key(*m))
-            .filter(|m| !c.gateway_values.contains_key(*m) || !n.gateway_values.contains_key(*m))
+            .filter(|m| !fair(c, m) || !fair(n, m))
             .cloned()
             .collect();
         matched.push(Matched {

@@ -614,7 +614,7 @@ fn run_json(run: &RunReport) -> Value {
                 "cost_ci95": c.cost_ci95,
                 // Why the cost is no measurable one (its CI includes 0, or it has
                 // none), as its table cell says; absent when it is one.
-                "cost_doubt": c.cost_withheld.clone().or_else(|| {
+                "cost_doubt": c.cost_withheld.as_ref().map(|d| d.why.clone()).or_else(|| {
                     c.cost_pct
                         .and_then(|v| crate::figure::unmeasured(v, c.cost_ci95))
                         .map(String::from)

@@ -47,15 +47,13 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
             if unmeasured == 1 { "" } else { "s" }
         ));
     }
-    // Costs withheld where a rate is the sender's pace (`model::paced_doubt`): said.
-    let withheld = configs.iter().filter(|c| c.cost_withheld.is_some()).count();
-    if withheld > 0 {
+    // Costs withheld where a rate is no measure of the gateway's (`Config::rate_doubt`):
+    // said, by what.
+    for (by, n) in crate::model::DoubtedBy::count(configs) {
         out.push(format!(
-            "No cost vs baseline is stated for {withheld} configuration{}: it or its \
-             baseline passed every packet offered (in some or all of its repetitions), so \
-             its rate is (partly) the sender's pace, not the gateway's limit (offer more to \
-             measure the gateway).",
-            if withheld == 1 { "" } else { "s" }
+            "No cost vs baseline is stated for {n} configuration{}: {}.",
+            if n == 1 { "" } else { "s" },
+            by.because()
         ));
     }
     if out.is_empty() && configs.iter().any(|c| !c.reps.is_empty()) {

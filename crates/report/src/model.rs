@@ -225,8 +225,60 @@ pub struct Config {
     /// Its 95 % CI half-width, from both configurations' CIs (`None` without them).
     pub cost_ci95: Option<f64>,
     /// Why no cost against the paired baseline is stated although both have a mean
-    /// ([`paced_doubt`]: a rate that is the sender's pace).
-    pub cost_withheld: Option<String>,
+    /// ([`Config::rate_doubt`] of either: a rate that is the sender's pace, or the
+    /// rest of repetitions fwbench mostly limited).
+    pub cost_withheld: Option<RateDoubt>,
+}
+
+/// Why a row's rate is no measure of the gateway's ([`Config::rate_doubt`]): no cost
+/// of it, or against it, is stated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateDoubt {
+    pub by: DoubtedBy,
+    /// The sentence, naming the row.
+    pub why: String,
+}
+
+/// What made a rate no measure of the gateway's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoubtedBy {
+    /// fwbench's own sender or sink limited most of its repetitions.
+    Fwbench,
+    /// Some of its repetitions passed every packet offered: the sender's pace.
+    Pace,
+}
+
+impl DoubtedBy {
+    /// Why the rows it doubts have no cost against their baseline, for a sentence that
+    /// counts them ("…: {because}").
+    pub fn because(self) -> &'static str {
+        match self {
+            DoubtedBy::Fwbench => {
+                "fwbench's own sender or sink limited most repetitions of it or of its \
+                 baseline, so those left are no fair sample of the gateway's rate (see the \
+                 run's warnings)"
+            }
+            DoubtedBy::Pace => {
+                "it or its baseline passed every packet offered (in some or all of its \
+                 repetitions), so its rate is (partly) the sender's pace, not the gateway's \
+                 limit (offer more to measure the gateway)"
+            }
+        }
+    }
+
+    /// How many of `configs` have their cost vs baseline withheld, by what, those
+    /// with none left out.
+    pub fn count<'a>(configs: impl IntoIterator<Item = &'a Config>) -> Vec<(DoubtedBy, usize)> {
+        let by: Vec<DoubtedBy> = configs
+            .into_iter()
+            .filter_map(|c| Some(c.cost_withheld.as_ref()?.by))
+            .collect();
+        [DoubtedBy::Fwbench, DoubtedBy::Pace]
+            .into_iter()
+            .map(|b| (b, by.iter().filter(|x| **x == b).count()))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
 }
 
 /// The repetitions of a configuration that fwbench's own sender or sink limited
@@ -252,9 +304,39 @@ impl FwbenchLimit {
         2 * self.limited > self.of
     }
 
+    /// Over every repetition of `configs` (one, or a baseline pooled over several);
+    /// `None` where fwbench limited none.
+    pub fn over<'a>(configs: impl IntoIterator<Item = &'a Config>) -> Option<FwbenchLimit> {
+        let (mut limited, mut of, mut by) = (0, 0, BTreeSet::new());
+        for t in configs.into_iter().flat_map(|c| &c.reps) {
+            of += 1;
+            if let Some(b) = t.fwbench_limited() {
+                limited += 1;
+                by.insert(b.as_str());
+            }
+        }
+        (limited > 0).then_some(FwbenchLimit { limited, of, by })
+    }
+
     /// Every repetition.
     pub fn all(&self) -> bool {
         self.limited == self.of
+    }
+
+    /// "fwbench's sink limited 3 of {who}'s 4 repetitions: the rest are no fair sample
+    /// of the gateway's rate (fwbench's limit may have cut off the faster ones)" where
+    /// most were ([`FwbenchLimit::most`]); `None` where fewer were.
+    pub fn doubt(&self, who: &str) -> Option<String> {
+        self.most().then(|| {
+            format!(
+                "fwbench's {} limited {} of {who}'s {} repetitions: the rest are no fair \
+                 sample of the gateway's rate (fwbench's limit may have cut off the faster \
+                 ones)",
+                self.roles(),
+                self.limited,
+                self.of
+            )
+        })
     }
 }
 
@@ -341,16 +423,21 @@ impl Config {
     /// What fwbench's own sender or sink limited of it, for the sentences that say so
     /// (the cost model's, the advantage ratio's, compare's); `None` when nothing.
     pub fn fwbench_limit(&self) -> Option<FwbenchLimit> {
-        let by: BTreeSet<&'static str> = self
-            .reps
-            .iter()
-            .filter_map(|t| Some(t.fwbench_limited()?.as_str()))
-            .collect();
-        (!by.is_empty()).then(|| FwbenchLimit {
-            limited: self.fwbench_limited(),
-            of: self.reps.len(),
-            by,
-        })
+        FwbenchLimit::over([self])
+    }
+
+    /// Why its rate is no measure of the gateway's, to state a cost of it against
+    /// another row or of another against it: fwbench's own sender or sink limited most
+    /// of its repetitions ([`FwbenchLimit::doubt`]), or some of those kept passed every
+    /// packet offered ([`Paced::doubt`]); `None`: its rate is the gateway's. `who` names
+    /// it in the sentence ("this row", "the baseline row").
+    pub fn rate_doubt(&self, who: &str) -> Option<RateDoubt> {
+        let doubt = |by, why: Option<String>| why.map(|why| RateDoubt { by, why });
+        doubt(
+            DoubtedBy::Fwbench,
+            self.fwbench_limit().and_then(|l| l.doubt(who)),
+        )
+        .or_else(|| doubt(DoubtedBy::Pace, self.paced().doubt(who)))
     }
 
     /// Mean of a metric, if measured.
@@ -830,14 +917,15 @@ fn rest_key(c: &Config, baseline: &Value) -> String {
 /// baseline configuration that has the same other parameters. A search's steps are
 /// neither: their rates probe the search, not a configuration asked for.
 pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
-    let mut base: BTreeMap<String, (Summary, bool, Paced)> = BTreeMap::new();
+    let mut base: BTreeMap<String, (Summary, bool, Option<RateDoubt>)> = BTreeMap::new();
     for c in configs.iter_mut() {
         c.is_baseline = c.step_of().is_none() && matches_baseline(c, baseline);
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
         if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
-            base.insert(rest_key(c, baseline), (*s, higher, c.paced()));
+            let doubt = c.rate_doubt("the baseline row");
+            base.insert(rest_key(c, baseline), (*s, higher, doubt));
         }
     }
     for c in configs
@@ -847,11 +935,10 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };
-        if let (Some((b, higher, b_paced)), Some(s)) =
+        if let (Some((b, higher, b_doubt)), Some(s)) =
             (base.get(&rest_key(c, baseline)), c.metrics.get(m))
         {
-            if let Some(why) = paced_doubt(("this row", c.paced()), ("the baseline row", *b_paced))
-            {
+            if let Some(why) = c.rate_doubt("this row").or_else(|| b_doubt.clone()) {
                 c.cost_withheld = Some(why);
             } else if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
                 c.cost_pct = Some(cost);

@@ -18,7 +18,7 @@
 //! Must not: compute statistics beyond differences of means (with their CIs combined).
 
 use crate::figure::{mean_ci, num, Analysis, Point, Table};
-use crate::model::{placements, Config, Paced};
+use crate::model::{placements, Config, FwbenchLimit, Paced};
 use crate::series::bar_figure;
 use results::StoredWorkload;
 use std::collections::{BTreeMap, BTreeSet};
@@ -299,6 +299,7 @@ fn block_of(w: &str, id: &str, block: &[&Config], rows: &mut Vec<Vec<String>>, a
     };
     let plain_at = placements(plains.iter().copied());
     let plain_paced = paced(&plains, m);
+    let plain_limit = FwbenchLimit::over(plains.iter().copied());
     let plain_basis = plain_basis(&plains, pooled);
     let here = costs(block, m);
     let mut cats = vec![];
@@ -334,6 +335,15 @@ fn block_of(w: &str, id: &str, block: &[&Config], rows: &mut Vec<Vec<String>>, a
         // a flood that passed whole, the sender's pace, not the gateway's time.
         let paced = crate::model::paced_doubt((&name, r.paced), ("plain forwarding", plain_paced))
             .map(|why| format!("{why}; the gateway's CPU time was not sampled"));
+        // Where fwbench limited most of either's repetitions, the rest are no fair
+        // sample of the gateway's (the faster ones may be those cut off).
+        let limited = [
+            (name.as_str(), &r.limit),
+            ("plain forwarding", &plain_limit),
+        ]
+        .into_iter()
+        .find_map(|(who, l)| l.as_ref()?.doubt(who))
+        .map(|why| (why, "no fair sample", "see the run's warnings"));
         let apart = apart
             .map(|why| {
                 (
@@ -342,6 +352,7 @@ fn block_of(w: &str, id: &str, block: &[&Config], rows: &mut Vec<Vec<String>>, a
                     "a baseline counts only in the same placement",
                 )
             })
+            .or(limited)
             .or(paced.map(|why| {
                 // The side the reason names (the row first) says whether in part.
                 let whole = if r.paced.any() { r.paced } else { plain_paced };
@@ -404,6 +415,18 @@ struct Costed<'a> {
     /// offered (where some did, its time per packet is partly the sender's pace, no
     /// measure to compare: [`paced`]); none counted by CPU time.
     paced: Paced,
+    /// The repetitions fwbench's own sender or sink limited, left out of its cost
+    /// (where most were, the rest are no fair sample).
+    limit: Option<FwbenchLimit>,
+}
+
+impl Costed<'_> {
+    /// Why its cost is no measure to set another against: fwbench limited most of its
+    /// repetitions, or some it kept passed every packet offered; `None`: it is one.
+    fn doubt(&self, who: &str) -> Option<String> {
+        let limit = self.limit.as_ref().and_then(|l| l.doubt(who));
+        limit.or_else(|| self.paced.doubt(who))
+    }
 }
 
 /// Some repetition of `cs` whose rate counts passed every packet offered, where the
@@ -437,6 +460,7 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
                 n: c.reps.len(),
                 pooled: None,
                 paced: paced(&[c], m),
+                limit: c.fwbench_limit(),
             }));
             continue;
         }
@@ -459,12 +483,14 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
             )
         });
         let paced = paced(&group, m);
+        let limit = FwbenchLimit::over(group.iter().copied());
         out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed {
             c,
             cost,
             n,
             pooled,
             paced,
+            limit,
         }));
     }
     out
@@ -577,7 +603,7 @@ fn sentence(
         let ct = all
             .iter()
             .find(|x| engine_of(x.c) == engine_of(c) && model_of(x.c) == CONNTRACK);
-        if let Some(why) = ct.and_then(|ct| ct.paced.doubt("it")) {
+        if let Some(why) = ct.and_then(|ct| ct.doubt("it")) {
             s += &format!(
                 " Against connection tracking alone ({} {}): not compared — {why}.",
                 engine_of(c),
@@ -603,7 +629,7 @@ fn sentence(
             let zero = all.iter().find(|x| {
                 engine_of(x.c) == engine_of(c) && model_of(x.c) == m && rules_of(x.c) == 0
             });
-            let paced = zero.and_then(|z| z.paced.doubt("the same NAT with no filler rule"));
+            let paced = zero.and_then(|z| z.doubt("the same NAT with no filler rule"));
             if let Some(why) = paced {
                 s += &format!(" What its {rules} filler rules add is not stated: {why}.");
             } else if let Some(zero) = zero {

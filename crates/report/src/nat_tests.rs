@@ -368,3 +368,88 @@ fn a_flood_that_passed_whole_is_no_nat_cost_without_cpu_time() {
         "{thousand}"
     );
 }
+
+/// Plain forwarding whose sink fwbench limited in 3 of its 4 repetitions: the one kept
+/// may be the slowest, no fair sample — no NAT is compared with it, and each says why;
+/// the same NAT with no filler rule so limited is no base for what the filler adds.
+#[test]
+fn a_baseline_fwbench_mostly_limited_compares_nothing() {
+    let limited = |n: usize, mut c: Config| {
+        c.reps = (0..4)
+            .map(|i| {
+                let by = if i < n { "sink" } else { "gateway" };
+                crate::model::Trial::new(store::TrialRow {
+                    results: serde_json::json!({"packet": {"limited_by": {"by": by, "why": "planted"}}}),
+                    ..crate::testing::trial_row(1, "flood")
+                })
+            })
+            .collect();
+        c
+    };
+    let cs = [
+        limited(
+            3,
+            config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
+        ),
+        config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
+    ];
+    let a = analysed(&cs);
+    assert!(
+        a.findings.iter().any(|x| x
+            == "flood: nft snat (0 NAT filler rules) is not compared with plain forwarding: \
+                fwbench's sink limited 3 of plain forwarding's 4 repetitions: the rest are no \
+                fair sample of the gateway's rate (fwbench's limit may have cut off the \
+                faster ones) (see the run's warnings)."),
+        "{:#?}",
+        a.findings
+    );
+    assert_eq!(
+        a.tables[0].rows[0][5], "– (no fair sample)",
+        "{:?}",
+        a.tables
+    );
+    // Half limited: a fair sample, compared.
+    let cs = [
+        limited(
+            2,
+            config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
+        ),
+        config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
+        limited(
+            3,
+            config("flood", "nft", "snat", 1000, ("ns_per_packet", 1300.0)),
+        ),
+    ];
+    let f = analysed(&cs).findings;
+    let zero = f
+        .iter()
+        .find(|x| x.starts_with("flood: nft snat (0 NAT filler rules) costs +150"));
+    assert!(zero.is_some(), "{f:#?}");
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "flood: nft snat (1000 NAT filler rules) is not compared with plain forwarding: \
+             fwbench's sink limited 3 of nft snat's 4 repetitions"
+        )),
+        "{f:#?}"
+    );
+    // The same NAT with no filler rule mostly limited: no base for what the filler adds.
+    let cs = [
+        config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
+        limited(
+            3,
+            config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
+        ),
+        config("flood", "nft", "snat", 1000, ("ns_per_packet", 1300.0)),
+    ];
+    let f = analysed(&cs).findings;
+    assert!(
+        f.iter().any(
+            |x| x.starts_with("flood: nft snat (1000 NAT filler rules) costs +300")
+                && x.contains(
+                    "What its 1000 filler rules add is not stated: fwbench's sink limited 3 of \
+                 the same NAT with no filler rule's 4 repetitions"
+                )
+        ),
+        "{f:#?}"
+    );
+}

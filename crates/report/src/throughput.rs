@@ -29,9 +29,9 @@ fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &
     let y = |c: &Config| c.cost_pct.map(|v| (v, c.cost_ci95));
     let id = format!("{what}-decrease-vs-baseline");
     let title = format!("{} decrease vs baseline", capitalise(what));
-    // The rows whose cost is withheld (the sender's pace) are no point: said here, and
-    // in a finding where none is left to draw.
-    let withheld = configs.iter().filter(|c| c.cost_withheld.is_some()).count();
+    // The rows whose cost is withheld (`Config::rate_doubt`) are no point: said here,
+    // and in a finding where none is left to draw.
+    let withheld = crate::model::DoubtedBy::count(configs.iter().copied());
     if let Some(mut f) = line_figure(
         &id,
         &title,
@@ -40,11 +40,10 @@ fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &
         &x,
         &y,
     ) {
-        if withheld > 0 {
+        for (by, n) in withheld {
             f.notes.push(format!(
-                "{withheld} configuration(s) are not drawn: they or their baseline passed \
-                 every packet offered (in some or all repetitions), so the rate is (partly) \
-                 the sender's pace, not a decrease."
+                "{n} configuration(s) are not drawn, no decrease: {}.",
+                by.because()
             ));
         }
         a.figures.push(f);

@@ -326,6 +326,32 @@ fn noted(r: &report::Report, id: &str, like: impl Fn(&str) -> bool, want: bool) 
     );
 }
 
+/// A side 3 of whose 4 repetitions fwbench limited: the one left may be the slowest, no
+/// fair sample — its rate is not compared (untested, exit 3), never judged on the one.
+#[test]
+fn a_side_fwbench_mostly_limited_is_untested_not_judged() {
+    let (_dir, mut s) = scratch("limited.db");
+    let mut noise = Noise(13);
+    let old = run(&mut s, "1", &[], &mut noise);
+    let new = run(&mut s, "2", &[1, 2, 3], &mut noise);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let m = &c.pairs[0].matched[0];
+    assert_eq!(
+        m.not_compared,
+        ["loss_ratio", "ns_per_packet", "received_pps"],
+        "{m:?}"
+    );
+    assert!(m.changes.iter().any(|x| x.metric == "sent_pps"), "{m:?}");
+    assert_eq!(c.exit_code(), 3, "{}", c.text());
+    assert!(
+        c.text()
+            .contains("(left out: the rates of 3 of new's 4 repetitions (sink)"),
+        "{}",
+        c.text()
+    );
+}
+
 /// A side whose every repetition fwbench limited compares nothing: untested (exit 3),
 /// never "0 failing" and exit 0.
 #[test]
@@ -356,7 +382,8 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
     );
     assert!(
         c.text().contains(
-            "(not compared, untested (a side kept no repetition fwbench did not limit): "
+            "(not compared, untested (fwbench's sender or sink limited every repetition of a \
+             side, or most: what is left is no fair sample): "
         ),
         "{}",
         c.text()
@@ -685,6 +712,37 @@ fn cases_that_passed_every_packet_offered_state_no_cost() {
     );
 }
 
+/// A case row whose sink fwbench limited in 3 of its 4 repetitions: the one kept may be
+/// the slowest, so no row is costed against it (nor it against another), with why.
+#[test]
+fn cases_fwbench_mostly_limited_state_no_cost() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("flows", None)).unwrap();
+        for (label, rules, pps, limited) in [
+            ("128 B", 0, 14_000.0, 3),
+            ("128 B", 5000, 12_000.0, 0),
+            ("1280 B", 0, 4_000.0, 0),
+        ] {
+            for rep in 1..=4u32 {
+                let by = if rep <= limited { "sink" } else { "gateway" };
+                let got = (20_000.0, pps + rep as f64);
+                flow(s, run, ("nft", rules, rep), Some(label), got, by);
+            }
+        }
+        finish(s, run)
+    });
+    let t = table(&r.runs[0], "Cases: ");
+    assert_eq!(t.rows[0][3], "best", "{t:?}");
+    for row in &t.rows[1..] {
+        assert!(
+            row[3].starts_with(
+                "- (not measurable: fwbench's sink limited 3 of the best row's 4 repetitions"
+            ),
+            "{t:?}"
+        );
+    }
+}
+
 /// Flows of 10 000 packets/s offered at 0 rules, the run's baseline engine none: each
 /// (engine, repetition, packets/s received, what limited it).
 fn against_none(trials: &[(&str, u32, f64, &str)]) -> report::Report {
@@ -758,6 +816,47 @@ fn no_cost_is_stated_against_a_baseline_paced_wholly_or_partly() {
             "{f:#?}"
         );
     }
+}
+
+/// A baseline whose sink fwbench limited in 3 of its 4 repetitions: the one kept may be
+/// the slowest (fwbench's limit cut off the faster), no fair sample — no cost is stated
+/// against it, with why; with 1 of 4 limited the cost is stated, over the 3 kept.
+#[test]
+fn no_cost_is_stated_against_a_baseline_fwbench_mostly_limited() {
+    let base = |limited: u32, kept: &'static str| {
+        (1..=4u32).map(move |rep| {
+            let by = if rep <= limited { "sink" } else { kept };
+            ("none", rep, 10_000.0 - f64::from(rep), by)
+        })
+    };
+    let nft = (1..=4u32).map(|rep| ("nft", rep, 8_000.0 + f64::from(rep), "gateway"));
+    let mostly: Vec<_> = base(3, "nothing").chain(nft.clone()).collect();
+    // The kept repetition passed whole too: the fwbench limit is said first.
+    let r = against_none(&mostly);
+    assert_cost_withheld(
+        &r,
+        "fwbench's sink limited 3 of the baseline row's 4 repetitions: the rest are no fair \
+         sample of the gateway's rate (fwbench's limit may have cut off the faster ones)",
+    );
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "No cost vs baseline is stated for 1 configuration: fwbench's own sender or sink \
+             limited most repetitions of it or of its baseline"
+        )),
+        "{f:#?}"
+    );
+    // Most kept, the gateway's limit: the cost is stated over the 3 kept.
+    let fewer: Vec<_> = base(1, "gateway").chain(nft).collect();
+    let j = against_none(&fewer).json();
+    let nft = j["runs"][0]["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["params"]["engine"] == "nft")
+        .unwrap();
+    assert!(nft["cost_pct"].as_f64().is_some_and(|v| v > 19.0), "{nft}");
+    assert!(nft["cost_doubt"].is_null(), "{nft}");
 }
 
 /// seed 002 here: "unstable configuration …: CV 8.5 %, more than 3× the run's median of
