@@ -29,6 +29,9 @@ struct Ct {
     new_flows_per_s: f64,
     agree: bool,
     global: bool,
+    /// fwbench's own sender or sink limited it ("sender", "sink"): its rate
+    /// (`new_flows_per_s`) is fwbench's, not the gateway's, and is left out.
+    limited: Option<&'static str>,
 }
 
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
@@ -62,7 +65,33 @@ fn table_of(t: &Trial) -> Option<Ct> {
         new_flows_per_s: f(c.new_flows_per_s),
         agree: c.agree == Some(true),
         global: c.scope.iter().any(|(_, scope)| scope == "global"),
+        limited: t.fwbench_limited().map(|b| b.as_str()),
     })
+}
+
+/// The admitted new flows/s of those of `v` fwbench did not limit: their mean, or why
+/// none is stated ("fwbench's sender limited every trial"); with how many were left out.
+fn rate(v: &[Ct]) -> Result<(f64, Option<String>), String> {
+    let kept: Vec<f64> = v
+        .iter()
+        .filter(|c| c.limited.is_none())
+        .map(|c| c.new_flows_per_s)
+        .collect();
+    let roles: std::collections::BTreeSet<&str> = v.iter().filter_map(|c| c.limited).collect();
+    let roles = roles.into_iter().collect::<Vec<_>>().join(" and ");
+    if kept.is_empty() {
+        return Err(format!("fwbench's {roles} limited every trial"));
+    }
+    let out = v.len() - kept.len();
+    let left = (out > 0).then(|| {
+        format!(
+            "over the {} of {} trials fwbench did not limit ({out} limited by its {roles}, \
+             their rate fwbench's)",
+            kept.len(),
+            v.len()
+        )
+    });
+    Ok((kept.iter().sum::<f64>() / kept.len() as f64, left))
 }
 
 fn mean(v: &[Ct], f: impl Fn(&Ct) -> f64) -> f64 {
@@ -111,18 +140,23 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
                     v.len()
                 )
             };
+            // The rate only of trials whose rate is the gateway's.
+            let per_s = match rate(&v) {
+                Ok((r, None)) => format!("{} admitted new flows/s", num(r)),
+                Ok((r, Some(left))) => format!("{} admitted new flows/s {left}", num(r)),
+                Err(why) => format!("no admitted new flows/s stated: {why}"),
+            };
             format!(
                 "engine={engine}, {rules} rules: {over}with nf_conntrack_max = {max}{global} and \
                  {offered} offered flows, the gateway admitted {} and dropped {} new flows \
                  (drop counter {}, insert_failed {}, early_drop {}; {} entries at the end; \
-                 {} admitted new flows/s); {check}.",
+                 {per_s}); {check}.",
                 m(|c| c.admitted),
                 m(|c| c.dropped),
                 m(|c| c.ct_drop),
                 m(|c| c.insert_failed),
                 m(|c| c.early_drop),
                 m(|c| c.entries_after),
-                m(|c| c.new_flows_per_s),
             )
         })
         .collect()
@@ -189,20 +223,33 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
     }
     out.extend(occupancy(trials));
     if rules.values().any(|m| m.len() > 1) {
+        // Each point over the trials fwbench did not limit; none where it limited all.
         let series = rules
             .iter()
             .map(|(engine, m)| Series {
                 name: engine.clone(),
-                points: line(m, |c| c.new_flows_per_s),
+                points: m
+                    .iter()
+                    .filter_map(|(x, v)| {
+                        Some(Point {
+                            x: *x as f64,
+                            y: rate(v).ok()?.0,
+                            ci95: None,
+                        })
+                    })
+                    .collect(),
                 fit: false,
             })
             .collect();
-        out.push(Figure::line(
+        let mut f = Figure::line(
             "conntrack-new-flows-vs-rules",
             "Admitted new flows per second vs rules (stateful rule set)",
             ("rules", "new flows/s admitted"),
             series,
-        ));
+        );
+        f.notes
+            .extend(left_out(by.values().flatten().map(|c| c.limited)));
+        out.push(f);
     }
     out
 }
@@ -211,10 +258,16 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
 /// its start, per engine and bucket count — the cost of a lookup as the table fills.
 fn occupancy(trials: &[Trial]) -> Option<Figure> {
     let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+    let mut limited = vec![];
     for t in trials.iter().filter(|t| t.workload.is_stream()) {
         let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
             continue;
         };
+        // A rate fwbench's sender or sink set is not the gateway's lookup cost.
+        if c.limited.is_some() {
+            limited.push(c.limited);
+            continue;
+        }
         let stored = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
         let entries = stored.and_then(|s| s.entries_before).unwrap_or(0);
         let buckets = stored.and_then(|s| s.buckets).unwrap_or(0);
@@ -245,7 +298,23 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
          trial's packets are looked up among them."
             .into(),
     );
+    f.notes.extend(left_out(limited));
     Some(f)
+}
+
+/// "2 trials limited by fwbench's sender are not drawn: …" of the roles that limited
+/// the trials of a figure (`None` each one fwbench did not limit); `None` without any.
+fn left_out(limited: impl IntoIterator<Item = Option<&'static str>>) -> Option<String> {
+    let roles: Vec<&str> = limited.into_iter().flatten().collect();
+    let n = roles.len();
+    let roles: std::collections::BTreeSet<&str> = roles.into_iter().collect();
+    (n > 0).then(|| {
+        format!(
+            "{n} trial(s) limited by fwbench's {} are not drawn: their rate is fwbench's \
+             limit, not the gateway's.",
+            roles.into_iter().collect::<Vec<_>>().join(" and ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -91,3 +91,73 @@ fn a_full_table_is_said_in_a_sentence_and_drawn_against_offered_flows() {
         .collect();
     assert_eq!(pts, [(0.0, 100.0), (100_000.0, 80.0)]);
 }
+
+/// A trial whose sender fwbench limited: its new flows/s are the sender's, not the
+/// gateway's — left out of the sentence's rate and the figures, and said; where every
+/// trial of a configuration was, no rate is stated.
+#[test]
+fn rates_fwbench_limited_are_left_out_and_said() {
+    let limited = |mut t: Trial| {
+        let mut row = t.row.clone();
+        row.results["packet"]["limited_by"] = json!({"by": "sender", "why": "planted"});
+        t = Trial::new(row);
+        t
+    };
+    let trials = vec![
+        trial(1, 0, 4000, 4000, 0),
+        limited(trial(2, 0, 4000, 2000, 0)),
+        limited(trial(3, 100, 4000, 3000, 0)),
+    ];
+    let f = findings(&trials);
+    let zero = f.iter().find(|s| s.contains("0 rules:")).unwrap();
+    assert!(
+        zero.contains(
+            "8000 admitted new flows/s over the 1 of 2 trials fwbench did not limit (1 \
+             limited by its sender, their rate fwbench's)"
+        ),
+        "{zero}"
+    );
+    let hundred = f.iter().find(|s| s.contains("100 rules:")).unwrap();
+    assert!(
+        hundred.contains("no admitted new flows/s stated: fwbench's sender limited every trial"),
+        "{hundred}"
+    );
+    let figs = figures(&trials);
+    let rate = figs
+        .iter()
+        .find(|f| f.id == "conntrack-new-flows-vs-rules")
+        .unwrap();
+    let pts: Vec<(f64, f64)> = rate.series[0].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(pts, [(0.0, 8000.0)]);
+    assert!(
+        rate.notes.iter().any(|n| n
+            == "2 trial(s) limited by fwbench's sender are not drawn: their rate is \
+                fwbench's limit, not the gateway's."),
+        "{:?}",
+        rate.notes
+    );
+    // Table fill: a flood the sender limited is no point.
+    let fill = |id, entries: u64, pps: f64| {
+        let mut t = trial(id, 0, 1000, 1000, 0).row;
+        t.workload = "flood".into();
+        t.headline.received_pps = Some(pps);
+        t.results["packet"]["conntrack"]["entries_before"] = json!(entries);
+        t.results["packet"]["conntrack"]["buckets"] = json!(262_144);
+        Trial::new(t)
+    };
+    let floods = [
+        fill(5, 0, 100.0),
+        fill(6, 100_000, 80.0),
+        limited(fill(7, 200_000, 50.0)),
+    ];
+    let fig = &figures(&floods)[0];
+    let xs: Vec<f64> = fig.series[0].points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, [0.0, 100_000.0]);
+    assert!(
+        fig.notes
+            .iter()
+            .any(|n| n.starts_with("1 trial(s) limited by fwbench's sender")),
+        "{:?}",
+        fig.notes
+    );
+}
