@@ -73,6 +73,9 @@ pub struct Update {
     /// took 7.6, 10.9 and 10.5 ms beside 1 000, 20 000 and 50 000 here), though all
     /// count the same two rules.
     pub set_elements: u64,
+    /// The rate its trial's event repeated at, updates/s (`None`: once, or not
+    /// stored): commits at 1/s and at 100/s are not one series (an envelope's steps).
+    pub rate: Option<f64>,
     pub row: UpdateRecord,
 }
 
@@ -86,11 +89,13 @@ pub fn gather<E>(
         let engine = t.p.engine.clone().unwrap_or_else(|| "?".into());
         let unit = t.workload.unit();
         let set_elements = t.firewall.as_ref().map_or(0, |f| f.set_elements);
+        let rate = t.p.event_rate();
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
             trial_id: t.id,
             engine: engine.clone(),
             unit,
             set_elements,
+            rate,
             row,
         }));
     }
@@ -362,9 +367,11 @@ type SizedTrials = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>, bool)>;
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
 /// largest size's commit against the line through the smaller ones.
 pub fn growth(updates: &[Update]) -> Vec<String> {
-    // (engine, method, kind, K, set elements beside) → its trials: rule updates beside
-    // sets of other sizes are not one series.
-    let mut by: BTreeMap<(String, String, String, u32, u64), SizedTrials> = BTreeMap::new();
+    // (engine, method, kind, K, set elements beside, rate) → its trials: rule updates
+    // beside sets of other sizes, or repeated at other rates (an envelope's steps,
+    // which compete with each other for the CPUs), are not one series.
+    type Series = (String, String, String, u32, u64, Option<u64>);
+    let mut by: BTreeMap<Series, SizedTrials> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
         let t = by
@@ -374,6 +381,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 r.kind.clone(),
                 r.k,
                 beside(u),
+                u.rate.map(f64::to_bits),
             ))
             .or_default()
             .entry(u.trial_id)
@@ -384,7 +392,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         t.3 |= overloaded(r);
     }
     let mut out = vec![];
-    for ((engine, method, kind, k, _), trials) in by {
+    for ((engine, method, kind, k, _, rate), trials) in by {
         // Each trial at the median size its updates saw (561 adds from 1 000 rules
         // saw 1 000 to 1 560), labelled by the size it started at.
         let points: Vec<(f64, f64, f64)> = trials
@@ -412,9 +420,12 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         // What the size counts: a set's elements, or rules.
         let unit = kind.parse().map_or("rules", UpdateKind::counts);
         let load = under_load(&trials, unit);
+        let at = rate.map_or(String::new(), |r| {
+            format!(" repeated at {} updates/s", num(f64::from_bits(r)))
+        });
         let head = format!(
-            "Commit latency of {what} with {engine} by {method} over {}–{} {unit} ({} trials \
-             at {} sizes)",
+            "Commit latency of {what}{at} with {engine} by {method} over {}–{} {unit} ({} \
+             trials at {} sizes)",
             num(lo),
             num(hi),
             points.len(),
@@ -1315,6 +1326,7 @@ mod spread_tests {
             engine: "nft".into(),
             unit: Unit::Packets,
             set_elements: 0,
+            rate: None,
             row: UpdateRecord {
                 kind: kind.into(),
                 method: "batch".into(),

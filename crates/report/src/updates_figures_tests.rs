@@ -20,6 +20,7 @@ fn update(
         engine: "nft".into(),
         unit: Unit::Packets,
         set_elements: 0,
+        rate: None,
         row: UpdateRecord {
             index,
             kind: "add".into(),
@@ -325,6 +326,33 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         .filter(|u| u.row.installed < 20_010)
         .collect();
     assert!(growth(&two).is_empty());
+    // An envelope's steps: the first at one rate for every size, the next at rates of
+    // their own — one fit, at the rate they share, said; never one over every rate
+    // (commits at 100/s queue behind each other: 100 ms more here).
+    let stepped: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
+        .into_iter()
+        .map(|mut u| {
+            let first = u.trial_id % 2 == 0;
+            u.rate = Some(if first {
+                2.0
+            } else {
+                100.0 + u.trial_id as f64
+            });
+            if !first {
+                u.row.commit_ms += 100.0;
+            }
+            u
+        })
+        .collect();
+    let f = growth(&stepped);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with(
+            "Commit latency of adding 1 rule repeated at 2 updates/s with nft by batch over \
+             1000–100000 rules (4 trials at 4 sizes) grows linearly: "
+        ),
+        "{f:?}"
+    );
 }
 
 /// rules-under-load.toml in full (2026-11-30): at 20 001 and 50 001 rules the 20-kpps

@@ -577,6 +577,20 @@ pub struct StoredParams {
     /// A packet trial's parameters, the fields readers use.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub packet: Option<PacketParamsStored>,
+    /// The gateway event's parameters (`--event`), the fields readers use — of a
+    /// workload other than the packet ones (theirs are in `packet.events`, where they
+    /// were before other workloads had events: [`StoredParams::event_rate`]).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventParamsStored>,
+}
+
+/// `params.events`, the fields readers use by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EventParamsStored {
+    /// Updates per second after the first (`None`: once); an envelope's step sets it.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 /// `params.packet`, the fields readers use by name.
@@ -595,9 +609,19 @@ pub struct PacketParamsStored {
     /// Idle entries put in the gateway's conntrack table before the trial (`--ct-fill`).
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub ct_fill: Option<u64>,
+    /// The gateway event's parameters (`--event`) of a packet trial.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventParamsStored>,
 }
 
 impl StoredParams {
+    /// The rate its gateway event repeated at, updates/s, wherever its workload keeps
+    /// it; `None`: once, or no event.
+    pub fn event_rate(&self) -> Option<f64> {
+        let packet = self.packet.as_ref().and_then(|p| p.events.as_ref());
+        packet.or(self.events.as_ref())?.rate
+    }
+
     /// Read stored parameters; a value that is no object reads as no parameters.
     pub fn read(params: &Value) -> StoredParams {
         let mut p = StoredParams::deserialize(params).unwrap_or_default();

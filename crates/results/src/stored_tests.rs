@@ -160,3 +160,21 @@ fn a_commands_line_keeps_its_words_apart() {
     assert_eq!(line, "sh -c 'exit 3'");
     assert_eq!(shlex::split(&line).unwrap(), ["sh", "-c", "exit 3"]);
 }
+
+/// An event's rate, where each workload stores it: a packet trial's in `packet.events`
+/// (as `fwbench` writes it), another's at the top; none without a rate or an event.
+#[test]
+fn an_events_rate_is_read_where_its_workload_keeps_it() {
+    let flow = json!({"workload": "flow", "packet": {"events": {"at_s": 1.0, "count": 5,
+        "k": 200, "kind": "replace", "method": "batch", "rate": 2.0}}});
+    assert_eq!(StoredParams::read(&flow).event_rate(), Some(2.0));
+    let echo = json!({"workload": "echo", "events": {"kind": "add", "k": 1, "at_s": 1.0,
+        "method": "batch", "rate": 50.0}});
+    assert_eq!(StoredParams::read(&echo).event_rate(), Some(50.0));
+    let once = json!({"packet": {"events": {"kind": "add", "k": 1, "at_s": 1.0}}});
+    assert_eq!(StoredParams::read(&once).event_rate(), None);
+    assert_eq!(
+        StoredParams::read(&json!({"packet": {}})).event_rate(),
+        None
+    );
+}
