@@ -355,6 +355,9 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
     out
 }
 
+/// (engine, method, kind, K, set elements beside): a kind of update of [`growth`].
+type Base = (String, String, String, u32, u64);
+
 /// Trial → (smallest installed, installed, commits, whether the background overloaded
 /// its gateway): one series of [`growth`].
 type SizedTrials = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>, bool)>;
@@ -370,17 +373,18 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
     // (engine, method, kind, K, set elements beside, rate) → its trials: rule updates
     // beside sets of other sizes, or repeated at other rates (an envelope's steps,
     // which compete with each other for the CPUs), are not one series.
-    type Series = (String, String, String, u32, u64, Option<u64>);
-    let mut by: BTreeMap<Series, SizedTrials> = BTreeMap::new();
+    let mut by: BTreeMap<(Base, Option<u64>), SizedTrials> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
         let t = by
             .entry((
-                u.engine.clone(),
-                r.method.clone(),
-                r.kind.clone(),
-                r.k,
-                beside(u),
+                (
+                    u.engine.clone(),
+                    r.method.clone(),
+                    r.kind.clone(),
+                    r.k,
+                    beside(u),
+                ),
                 u.rate.map(f64::to_bits),
             ))
             .or_default()
@@ -391,120 +395,170 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         t.2.push(r.commit_ms);
         t.3 |= overloaded(r);
     }
+    // Each series fitted; where none of a kind of update's was, though its trials
+    // span three sizes or more, why not (never silence where a fit was asked for).
     let mut out = vec![];
-    for ((engine, method, kind, k, _, rate), trials) in by {
-        // Each trial at the median size its updates saw (561 adds from 1 000 rules
-        // saw 1 000 to 1 560), labelled by the size it started at.
-        let points: Vec<(f64, f64, f64)> = trials
-            .values()
-            .filter_map(|(start, n, c, _)| {
-                Some((
-                    *start as f64,
-                    median(n.iter().copied())?,
-                    median(c.iter().copied())?,
-                ))
-            })
-            .collect();
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
-        let Some(q) = crate::stats::fit_quadratic(&xy) else {
-            continue;
-        };
-        let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
-        sizes.sort_by(f64::total_cmp);
-        sizes.dedup();
-        if sizes.len() < 3 {
-            continue;
-        }
-        let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
-        let what = kind_words(&kind, k);
-        // What the size counts: a set's elements, or rules.
-        let unit = kind.parse().map_or("rules", UpdateKind::counts);
-        let load = under_load(&trials, unit);
-        let at = rate.map_or(String::new(), |r| {
-            format!(" repeated at {} updates/s", num(f64::from_bits(r)))
-        });
-        let head = format!(
-            "Commit latency of {what}{at} with {engine} by {method} over {}–{} {unit} ({} \
-             trials at {} sizes)",
-            num(lo),
-            num(hi),
-            points.len(),
-            sizes.len()
-        );
-        let Some(h) = q.c_ci95 else {
-            continue;
-        };
-        let largest: Vec<&(f64, f64, f64)> = points.iter().filter(|p| p.0 == hi).collect();
-        let at_hi = median(largest.iter().map(|p| p.2));
-        let x_hi = median(largest.iter().map(|p| p.1)).unwrap_or(hi);
-        let smaller: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.0 < hi)
-            .map(|p| (p.1, p.2))
-            .collect();
-        if q.superlinear() {
-            let evidence = match (crate::stats::fit_line(&smaller), at_hi) {
-                (Some(l), Some(m)) => {
-                    let (pred, ci) = l.at(x_hi);
-                    format!(
-                        "; at {} {unit} it took {} ms (the median of its trials' medians) \
-                         where the line through the smaller sizes predicts {} ms",
-                        num(hi),
-                        num(m),
-                        mean_ci(pred, ci)
-                    )
-                }
-                _ => String::new(),
-            };
-            // The curvature in what it adds at the largest size (c·n², ms).
-            out.push(format!(
-                "{head} grows faster than the number of {unit}: superlinear (the curvature adds \
-                 {} ms at {} {unit}, 95 % CI above 0){evidence}{}{load}.",
-                mean_ci(q.c * hi * hi, Some(h * hi * hi)),
-                num(hi),
-                knee(&points, unit)
-            ));
-        } else if let Some(l) = crate::stats::fit_line(&xy) {
-            let curve = if q.c + h < 0.0 {
-                "its curvature's 95 % CI lies below 0: sublinear, a fixed cost the larger \
-                 sets amortise"
-            } else {
-                "its curvature's 95 % CI includes 0"
-            };
-            // A commit cannot take less than nothing: a line whose intercept lies
-            // below 0 (CI and all) does not describe the small sets.
-            let negative = match l.a_ci95 {
-                Some(ci) if l.a + ci < 0.0 => format!(
-                    " — FLAGGED: its intercept, {} ms, is below 0, which no commit can be: \
-                     the line is no model of sizes below {} {unit}",
-                    mean_ci(l.a, Some(ci)),
-                    num(lo)
-                ),
-                _ => String::new(),
-            };
-            // The slope with its CI; one whose CI includes 0 is no growth stated.
-            let slope = match l.b_ci95 {
-                Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
-                    out.push(format!(
-                        "{head}: no measurable growth ({} ms per 1 000 {unit}, the CI \
-                         includes 0){load}.",
-                        mean_ci(l.b * 1000.0, Some(ci * 1000.0))
-                    ));
-                    continue;
-                }
-                Some(ci) => mean_ci(l.b * 1000.0, Some(ci * 1000.0)),
-                None => num(l.b * 1000.0),
-            };
-            // The intercept with its CI: one below 0 whose CI reaches above it is said
-            // as such, never a bare negative time.
-            let at_zero = mean_ci(l.a, l.a_ci95);
-            out.push(format!(
-                "{head} grows linearly: {at_zero} ms + {slope} ms per 1 000 {unit} \
-                 ({curve}){negative}{load}.",
-            ));
+    let mut sized: BTreeMap<Base, (BTreeSet<u64>, BTreeSet<u64>, usize)> = BTreeMap::new();
+    let mut said: BTreeSet<Base> = BTreeSet::new();
+    for ((base, rate), trials) in by {
+        let e = sized.entry(base.clone()).or_default();
+        e.0.extend(trials.values().map(|t| t.0));
+        e.1.extend(rate);
+        e.2 += trials.len();
+        let (engine, method, kind, k, _) = &base;
+        if let Some(s) = fit_growth((engine, method, kind, *k), rate, &trials) {
+            said.insert(base);
+            out.push(s);
         }
     }
+    for (base, (sizes, rates, n)) in sized {
+        if sizes.len() < 3 || said.contains(&base) {
+            continue;
+        }
+        let (engine, method, kind, k, _) = base;
+        let unit = kind.parse().map_or("rules", UpdateKind::counts);
+        // Positive rates: their bits sort as they do.
+        let rate = |r: Option<&u64>| num(r.map_or(0.0, |r| f64::from_bits(*r)));
+        let why = if rates.len() > 1 {
+            format!(
+                "its trials ran at {} update rates ({}–{} updates/s), and \
+                 none at enough sizes for a curvature's CI (a series is one rate: commits \
+                 beside other rates compete with other work)",
+                rates.len(),
+                rate(rates.first()),
+                rate(rates.last())
+            )
+        } else {
+            format!(
+                "{n} trials at {} sizes are too few for a curvature's CI (a parabola needs \
+                 four points or more)",
+                sizes.len()
+            )
+        };
+        out.push(format!(
+            "Commit latency of {} with {engine} by {method} vs installed {unit}: not fitted — \
+             {why}.",
+            kind_words(&kind, k)
+        ));
+    }
     out
+}
+
+/// One series of [`growth`] — (engine, method, kind, K), the rate its event repeated
+/// at, its trials — in a sentence; `None` where it says nothing (fewer than three
+/// sizes, no curvature's CI).
+fn fit_growth(
+    (engine, method, kind, k): (&str, &str, &str, u32),
+    rate: Option<u64>,
+    trials: &SizedTrials,
+) -> Option<String> {
+    // Each trial at the median size its updates saw (561 adds from 1 000 rules
+    // saw 1 000 to 1 560), labelled by the size it started at.
+    let points: Vec<(f64, f64, f64)> = trials
+        .values()
+        .filter_map(|(start, n, c, _)| {
+            Some((
+                *start as f64,
+                median(n.iter().copied())?,
+                median(c.iter().copied())?,
+            ))
+        })
+        .collect();
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
+    let q = crate::stats::fit_quadratic(&xy)?;
+    let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    if sizes.len() < 3 {
+        return None;
+    }
+    let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
+    let what = kind_words(kind, k);
+    // What the size counts: a set's elements, or rules.
+    let unit = kind.parse().map_or("rules", UpdateKind::counts);
+    let load = under_load(trials, unit);
+    let at = rate.map_or(String::new(), |r| {
+        format!(" repeated at {} updates/s", num(f64::from_bits(r)))
+    });
+    let head = format!(
+        "Commit latency of {what}{at} with {engine} by {method} over {}–{} {unit} ({} \
+         trials at {} sizes)",
+        num(lo),
+        num(hi),
+        points.len(),
+        sizes.len()
+    );
+    let h = q.c_ci95?;
+    let largest: Vec<&(f64, f64, f64)> = points.iter().filter(|p| p.0 == hi).collect();
+    let at_hi = median(largest.iter().map(|p| p.2));
+    let x_hi = median(largest.iter().map(|p| p.1)).unwrap_or(hi);
+    let smaller: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.0 < hi)
+        .map(|p| (p.1, p.2))
+        .collect();
+    if q.superlinear() {
+        let evidence = match (crate::stats::fit_line(&smaller), at_hi) {
+            (Some(l), Some(m)) => {
+                let (pred, ci) = l.at(x_hi);
+                format!(
+                    "; at {} {unit} it took {} ms (the median of its trials' medians) \
+                     where the line through the smaller sizes predicts {} ms",
+                    num(hi),
+                    num(m),
+                    mean_ci(pred, ci)
+                )
+            }
+            _ => String::new(),
+        };
+        // The curvature in what it adds at the largest size (c·n², ms).
+        Some(format!(
+            "{head} grows faster than the number of {unit}: superlinear (the curvature adds \
+             {} ms at {} {unit}, 95 % CI above 0){evidence}{}{load}.",
+            mean_ci(q.c * hi * hi, Some(h * hi * hi)),
+            num(hi),
+            knee(&points, unit)
+        ))
+    } else if let Some(l) = crate::stats::fit_line(&xy) {
+        let curve = if q.c + h < 0.0 {
+            "its curvature's 95 % CI lies below 0: sublinear, a fixed cost the larger \
+             sets amortise"
+        } else {
+            "its curvature's 95 % CI includes 0"
+        };
+        // A commit cannot take less than nothing: a line whose intercept lies
+        // below 0 (CI and all) does not describe the small sets.
+        let negative = match l.a_ci95 {
+            Some(ci) if l.a + ci < 0.0 => format!(
+                " — FLAGGED: its intercept, {} ms, is below 0, which no commit can be: \
+                 the line is no model of sizes below {} {unit}",
+                mean_ci(l.a, Some(ci)),
+                num(lo)
+            ),
+            _ => String::new(),
+        };
+        // The slope with its CI; one whose CI includes 0 is no growth stated.
+        let slope = match l.b_ci95 {
+            Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
+                return Some(format!(
+                    "{head}: no measurable growth ({} ms per 1 000 {unit}, the CI \
+                     includes 0){load}.",
+                    mean_ci(l.b * 1000.0, Some(ci * 1000.0))
+                ));
+            }
+            Some(ci) => mean_ci(l.b * 1000.0, Some(ci * 1000.0)),
+            None => num(l.b * 1000.0),
+        };
+        // The intercept with its CI: one below 0 whose CI reaches above it is said
+        // as such, never a bare negative time.
+        let at_zero = mean_ci(l.a, l.a_ci95);
+        Some(format!(
+            "{head} grows linearly: {at_zero} ms + {slope} ms per 1 000 {unit} \
+             ({curve}){negative}{load}.",
+        ))
+    } else {
+        None
+    }
 }
 
 /// An update kind in words for a heading ([`UpdateKind::words`]; an unknown one, from a

@@ -353,6 +353,37 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         ),
         "{f:?}"
     );
+    // Every trial at a rate of its own: no line, and why (never silence).
+    let own: Vec<Update> = stepped
+        .iter()
+        .cloned()
+        .map(|mut u| {
+            u.rate = Some(1.0 + u.trial_id as f64);
+            u
+        })
+        .collect();
+    assert_eq!(
+        growth(&own),
+        [
+            "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
+          its trials ran at 8 update rates (1–8 updates/s), and none at \
+          enough sizes for a curvature's CI (a series is one rate: commits beside other \
+          rates compete with other work)."
+        ]
+    );
+    // Three sizes, one trial each: no curvature's CI, said.
+    let three: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
+        .into_iter()
+        .filter(|u| u.trial_id % 2 == 0 && u.row.installed < 60_000)
+        .collect();
+    assert_eq!(
+        growth(&three),
+        [
+            "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
+          3 trials at 3 sizes are too few for a curvature's CI (a parabola needs four points \
+          or more)."
+        ]
+    );
 }
 
 /// rules-under-load.toml in full (2026-11-30): at 20 001 and 50 001 rules the 20-kpps
