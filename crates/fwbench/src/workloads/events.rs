@@ -973,21 +973,19 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
     if first < from + QUIET_MIN_NS {
         return None;
     }
-    let (mut received, mut lost) = (0u64, 0u64);
     // Every stream's bins by their start: the background as a whole, bin by bin.
     let mut bins: std::collections::BTreeMap<u64, (u64, u64, u64)> = Default::default();
     for b in background {
         for i in 0..b.received.len() {
             let t = b.origin_ns + i as u64 * b.width_ns;
             if (from..first).contains(&t) {
-                received += u64::from(b.received[i]);
-                lost += u64::from(b.lost[i]);
                 let bin = bins.entry(t).or_insert((0, 0, b.width_ns));
                 bin.0 += u64::from(b.received[i]);
                 bin.1 += u64::from(b.lost[i]);
             }
         }
     }
+    let (received, lost) = bins.values().fold((0, 0), |(r, l), b| (r + b.0, l + b.1));
     let offered = received + lost;
     let ns = first - from;
     (offered > 0).then(|| Quiet {
@@ -1453,10 +1451,10 @@ impl UpdateEffect {
                 // A gap no longer than those the overload made before the update cannot
                 // be told from them: no stall figure (withheld from the terminal, JSON,
                 // store and report); the loss beyond the baseline stays, with its baseline.
-                let before_ms = (w.longest_dark_in(0..w.before) * BIN_NS) as f64 / 1e6;
-                if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= before_ms) {
-                    self.stall_ms = None;
-                }
+                self.withhold_stall_within(
+                    unit,
+                    (w.longest_dark_in(0..w.before) * BIN_NS) as f64 / 1e6,
+                );
                 self.doubts.push(Doubt::new(
                     DoubtKind::Overloaded,
                     format!(
@@ -1480,9 +1478,7 @@ impl UpdateEffect {
             .as_ref()
             .filter(|q| q.loss > OVERLOAD_LOSS && q.lost >= OVERLOAD_MIN_LOST)
         {
-            if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= q.dark_ms) {
-                self.stall_ms = None;
-            }
+            self.withhold_stall_within(unit, q.dark_ms);
             if flagged {
                 return;
             }
@@ -1537,6 +1533,16 @@ impl UpdateEffect {
                 suggestion(base)
             ),
         ));
+    }
+
+    /// A packet stream's stall no longer than `dark_ms`, the longest dark run an
+    /// overload made before the update, cannot be told from its gaps: no stall figure
+    /// (withheld from the terminal, JSON, store and report; the overload's doubt says
+    /// why). A stream of rounds (echo) keeps its longest round trip: its disturbance.
+    fn withhold_stall_within(&mut self, unit: Unit, dark_ms: f64) {
+        if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= dark_ms) {
+            self.stall_ms = None;
+        }
     }
 
     /// A time to effect below zero cannot be: within the stamps' resolution it is 0
