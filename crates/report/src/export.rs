@@ -246,6 +246,59 @@ pub(crate) fn bold_only(f: &Figure) -> std::borrow::Cow<'_, Figure> {
     }
 }
 
+/// Most rows a figure's table gives in Markdown: a trial's background per 1-ms bin
+/// around a 7-s commit was 7 500 rows (churn's report: 566 kB).
+const MD_ROWS: usize = 200;
+
+/// [`figure_table`] for Markdown: a line figure of a few series with more x values than
+/// [`MD_ROWS`] is condensed — each row a run of consecutive x values and, per series,
+/// the least and the most of its points there (a stall's 0 stays in sight), with a
+/// note saying so; any other figure as [`figure_table`] gives it.
+fn md_figure_table(f: &Figure) -> (Table, Option<String>) {
+    let mut xs: Vec<f64> = f
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    if f.kind != Kind::Line || f.series.len() > WIDE_SERIES || xs.len() <= MD_ROWS {
+        return (figure_table(f), None);
+    }
+    let per = xs.len().div_ceil(MD_ROWS);
+    let mut t = figure_table(f);
+    t.rows = xs
+        .chunks(per)
+        .map(|run| {
+            let (lo, hi) = (run[0], run[run.len() - 1]);
+            let mut row = vec![format!("{} … {}", num(lo), num(hi))];
+            row.extend(f.series.iter().map(|s| {
+                let ys: Vec<f64> = s
+                    .points
+                    .iter()
+                    .filter(|p| (lo..=hi).contains(&p.x))
+                    .map(|p| p.y)
+                    .collect();
+                let min = ys.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                match ys.len() {
+                    0 => String::new(),
+                    _ if min == max => num(min),
+                    _ => format!("{}–{}", num(min), num(max)),
+                }
+            }));
+            row
+        })
+        .collect();
+    let note = format!(
+        "{} points condensed to {} rows of {per} consecutive x values each: the least and \
+         the most of each series there (every point: the HTML report's figure, or `-f json`).",
+        xs.len(),
+        t.rows.len()
+    );
+    (t, Some(note))
+}
+
 /// [`figure_table`] for many series: a row per point, in series order.
 fn long_figure_table(f: &Figure) -> Table {
     let x_label = if f.x_label.is_empty() {
@@ -426,7 +479,11 @@ pub fn markdown(r: &Report) -> String {
             md_table(&mut o, t);
         }
         for f in &run.analysis.figures {
-            md_table(&mut o, &figure_table(&bold_only(f)));
+            let (t, condensed) = md_figure_table(&bold_only(f));
+            md_table(&mut o, &t);
+            if let Some(n) = condensed {
+                let _ = writeln!(o, "\n* {n}");
+            }
             if f.overlay.is_some() {
                 o.push_str(
                     "\n* The thin lines (one update each) are drawn in the HTML report; this \
@@ -720,5 +777,29 @@ mod tests {
         assert_eq!(long.columns, ["series", "ms", "pps"]);
         assert_eq!(long.rows.len(), 46 * 3);
         assert_eq!(long.rows[3 * 45 + 2], ["update 45", "2", "452"]);
+    }
+
+    /// A per-bin series of 7 500 points is at most 200 rows in Markdown, each the least and the
+    /// most of its run of bins — a dip to 0 (a stall) stays in sight; a short one is
+    /// given whole.
+    #[test]
+    fn a_long_series_is_condensed_in_markdown_and_a_dip_stays() {
+        let mut f = line_figure(2, 7_500);
+        f.series[1].points[4_321].y = 0.0;
+        let (t, note) = md_figure_table(&f);
+        assert_eq!(t.rows.len(), 198);
+        assert_eq!(t.rows[0], ["0 … 37", "0–37", "10–47"]);
+        let dip = &t.rows[4_321 / 38];
+        assert!(dip[2].starts_with("0–"), "{dip:?}");
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "7500 points condensed to 198 rows of 38 consecutive x values each: the least \
+                 and the most of each series there (every point: the HTML report's figure, or \
+                 `-f json`)."
+            )
+        );
+        let (short, none) = md_figure_table(&line_figure(2, MD_ROWS));
+        assert_eq!((short.rows.len(), none), (MD_ROWS, None));
     }
 }
