@@ -77,7 +77,8 @@ fn measures(c: &Config) -> &'static [Measure] {
         Measure {
             metric: "cpu_ns_per_packet",
             unit: "ns per packet",
-            basis: "gateway kernel CPU ns per packet",
+            basis: "kernel CPU ns per packet on the data path's CPUs (sender and sink too: \
+                    the differences are the gateway's)",
             reciprocal: false,
             wall_per_packet: false,
         },
