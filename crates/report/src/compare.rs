@@ -284,7 +284,8 @@ impl Matched {
         (!self.not_compared.is_empty()).then(|| {
             format!(
                 "not compared, untested (fwbench's sender or sink limited every \
-                 repetition of a side, or most: what is left is no fair sample): {}",
+                 repetition of a side that measured it, or most: what is left is no fair \
+                 sample): {}",
                 self.not_compared.join(", ")
             )
         })
@@ -741,13 +742,14 @@ fn placed(old: &Config, new: &Config) -> Option<String> {
 }
 
 /// Whether `c`'s repetitions kept of metric `m` are a fair sample of the gateway's: it
-/// kept some, and fwbench's own sender or sink did not limit most of its repetitions
-/// where it left some out (the rest may be the slower ones: a change of them would be
-/// fwbench's limit, not the gateway's).
+/// kept some, and no more than half of those that measured it were left out as
+/// fwbench's own sender's or sink's limit (the rest may be the slower ones: a change
+/// of them would be fwbench's limit, not the gateway's). Counted per metric: a sink's
+/// limit leaves out its loss, not its sender's rate.
 fn fair(c: &Config, m: &str) -> bool {
     let kept = c.gateway_values.get(m).map_or(0, Vec::len);
     let all = c.values.get(m).map_or(0, Vec::len);
-    kept > 0 && (kept == all || !c.fwbench_limit().is_some_and(|l| l.most()))
+    kept > 0 && 2 * (all - kept) <= all
 }
 
 /// Compare one pair of sides.

@@ -350,6 +350,19 @@ fn a_side_fwbench_mostly_limited_is_untested_not_judged() {
         "{}",
         c.text()
     );
+    // Counted per metric: the sink limited one repetition, the sender two — the rate
+    // kept 1 of 4 (not compared), the loss 3 of 4 (a sender's limit leaves it in).
+    let mixed = s.begin_run(&new_run("limited", None)).unwrap();
+    for (rep, by) in [(1, "sink"), (2, "sender"), (3, "sender"), (4, "gateway")] {
+        flood(&mut s, mixed, (1000, rep), 100_000.0 + f64::from(rep), by);
+    }
+    let mixed = finish(&mut s, mixed);
+    let m = load(&s, Some(mixed)).unwrap();
+    let c = report::compare::Comparison::new(&[input("old", &a), input("new", &m)], 5.0);
+    let m = &c.pairs[0].matched[0];
+    assert!(m.not_compared.contains(&"received_pps".into()), "{m:?}");
+    assert!(!m.not_compared.contains(&"loss_ratio".into()), "{m:?}");
+    assert!(m.changes.iter().any(|x| x.metric == "loss_ratio"), "{m:?}");
 }
 
 /// A side whose every repetition fwbench limited compares nothing: untested (exit 3),
@@ -383,7 +396,7 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
     assert!(
         c.text().contains(
             "(not compared, untested (fwbench's sender or sink limited every repetition of a \
-             side, or most: what is left is no fair sample): "
+             side that measured it, or most: what is left is no fair sample): "
         ),
         "{}",
         c.text()
