@@ -69,33 +69,47 @@ fn table_of(t: &Trial) -> Option<Ct> {
     })
 }
 
-/// The admitted new flows/s of those of `v` fwbench did not limit: their mean, or why
-/// none is stated ("fwbench's sender limited every trial"); with how many were left out.
-fn rate(v: &[Ct]) -> Result<(f64, Option<String>), String> {
-    let kept: Vec<f64> = v
-        .iter()
-        .filter(|c| c.limited.is_none())
-        .map(|c| c.new_flows_per_s)
-        .collect();
-    let roles: std::collections::BTreeSet<&str> = v.iter().filter_map(|c| c.limited).collect();
+/// Of `v`, the trials whose figure is the gateway's — those `counts` does not leave
+/// out (the rate: every trial fwbench's sender or sink limited; the flows admitted and
+/// dropped, counted at the sink: those its sink limited) — with how many were left out;
+/// or why none is stated (every one left out, or most: the rest are no fair sample).
+fn kept(v: &[Ct], counts: impl Fn(&str) -> bool) -> Result<(Vec<&Ct>, Option<String>), String> {
+    let (out, kept): (Vec<&Ct>, Vec<&Ct>) = v.iter().partition(|c| c.limited.is_some_and(&counts));
+    let roles: std::collections::BTreeSet<&str> = out.iter().filter_map(|c| c.limited).collect();
     let roles = roles.into_iter().collect::<Vec<_>>().join(" and ");
     if kept.is_empty() {
         return Err(format!("fwbench's {roles} limited every trial"));
     }
-    let out = v.len() - kept.len();
-    let left = (out > 0).then(|| {
+    if 2 * out.len() > v.len() {
+        return Err(format!(
+            "fwbench's {roles} limited {} of {} trials: the rest are no fair sample",
+            out.len(),
+            v.len()
+        ));
+    }
+    let left = (!out.is_empty()).then(|| {
         format!(
-            "over the {} of {} trials fwbench did not limit ({out} limited by its {roles}, \
-             their rate fwbench's)",
+            "over the {} of {} trials fwbench's {roles} did not limit",
             kept.len(),
             v.len()
         )
     });
-    Ok((kept.iter().sum::<f64>() / kept.len() as f64, left))
+    Ok((kept, left))
 }
 
-fn mean(v: &[Ct], f: impl Fn(&Ct) -> f64) -> f64 {
-    v.iter().map(f).sum::<f64>() / v.len().max(1) as f64
+/// Every trial fwbench's sender or sink limited: its new flows/s are fwbench's.
+fn any_role(_: &str) -> bool {
+    true
+}
+
+/// A trial its sink limited: the flows it admitted are those the sink counted.
+fn sink_role(role: &str) -> bool {
+    role == "sink"
+}
+
+/// Mean of `f` over trials.
+fn mean_of(v: &[&Ct], f: impl Fn(&Ct) -> f64) -> f64 {
+    v.iter().map(|c| f(c)).sum::<f64>() / v.len().max(1) as f64
 }
 
 /// Configurations: (engine, rules, max, offered flows) → their trials.
@@ -118,7 +132,8 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
     configs(trials)
         .into_iter()
         .map(|((engine, rules, max, offered), v)| {
-            let m = |f: fn(&Ct) -> f64| num(mean(&v, f));
+            let all: Vec<&Ct> = v.iter().collect();
+            let m = |f: fn(&Ct) -> f64| num(mean_of(&all, f));
             let over = if v.len() > 1 {
                 format!("means of {} trials: ", v.len())
             } else {
@@ -140,19 +155,30 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
                     v.len()
                 )
             };
-            // The rate only of trials whose rate is the gateway's.
-            let per_s = match rate(&v) {
-                Ok((r, None)) => format!("{} admitted new flows/s", num(r)),
-                Ok((r, Some(left))) => format!("{} admitted new flows/s {left}", num(r)),
+            // Flows and their rate only of trials where they are the gateway's; the
+            // kernel's counters of every trial.
+            let left = |l: Option<String>| l.map(|l| format!(" ({l})")).unwrap_or_default();
+            let flows = match kept(&v, sink_role) {
+                Ok((k, l)) => format!(
+                    "the gateway admitted {} and dropped {} new flows{}",
+                    num(mean_of(&k, |c| c.admitted)),
+                    num(mean_of(&k, |c| c.dropped)),
+                    left(l)
+                ),
+                Err(why) => format!("no admitted or dropped flows stated ({why})"),
+            };
+            let per_s = match kept(&v, any_role) {
+                Ok((k, l)) => format!(
+                    "{} admitted new flows/s{}",
+                    num(mean_of(&k, |c| c.new_flows_per_s)),
+                    left(l)
+                ),
                 Err(why) => format!("no admitted new flows/s stated: {why}"),
             };
             format!(
                 "engine={engine}, {rules} rules: {over}with nf_conntrack_max = {max}{global} and \
-                 {offered} offered flows, the gateway admitted {} and dropped {} new flows \
-                 (drop counter {}, insert_failed {}, early_drop {}; {} entries at the end; \
-                 {per_s}); {check}.",
-                m(|c| c.admitted),
-                m(|c| c.dropped),
+                 {offered} offered flows, {flows} (drop counter {}, insert_failed {}, \
+                 early_drop {}; {} entries at the end; {per_s}); {check}.",
                 m(|c| c.ct_drop),
                 m(|c| c.insert_failed),
                 m(|c| c.early_drop),
@@ -185,26 +211,30 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             .or_default()
             .extend(v.iter().cloned());
     }
-    let line = |m: &BTreeMap<u64, Vec<Ct>>, f: fn(&Ct) -> f64| -> Vec<Point> {
+    // Each point over the trials whose figure is the gateway's (`role`: which
+    // limits leave a trial out); none where they are too few.
+    let line = |m: &BTreeMap<u64, Vec<Ct>>, f: fn(&Ct) -> f64, role: fn(&str) -> bool| {
         m.iter()
-            .map(|(x, v)| Point {
-                x: *x as f64,
-                y: mean(v, f),
-                ci95: None,
+            .filter_map(|(x, v)| {
+                Some(Point {
+                    x: *x as f64,
+                    y: mean_of(&kept(v, role).ok()?.0, f),
+                    ci95: None,
+                })
             })
-            .collect()
+            .collect::<Vec<Point>>()
     };
     if offered.values().any(|m| m.len() > 1) {
         let mut series = vec![];
         for (name, m) in &offered {
             series.push(Series {
                 name: format!("{name}: dropped"),
-                points: line(m, |c| c.dropped),
+                points: line(m, |c| c.dropped, sink_role),
                 fit: false,
             });
             series.push(Series {
                 name: format!("{name}: admitted"),
-                points: line(m, |c| c.admitted),
+                points: line(m, |c| c.admitted, sink_role),
                 fit: false,
             });
         }
@@ -219,25 +249,24 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
              (early_drop) to make room for new ones."
                 .into(),
         );
+        let sink = by
+            .values()
+            .flatten()
+            .map(|c| c.limited.filter(|r| sink_role(r)));
+        f.notes.extend(left_out(
+            sink,
+            "their flows are those fwbench's sink counted",
+        ));
         out.push(f);
     }
     out.extend(occupancy(trials));
     if rules.values().any(|m| m.len() > 1) {
-        // Each point over the trials fwbench did not limit; none where it limited all.
+        // Each point over the trials fwbench did not limit; none where it limited most.
         let series = rules
             .iter()
             .map(|(engine, m)| Series {
                 name: engine.clone(),
-                points: m
-                    .iter()
-                    .filter_map(|(x, v)| {
-                        Some(Point {
-                            x: *x as f64,
-                            y: rate(v).ok()?.0,
-                            ci95: None,
-                        })
-                    })
-                    .collect(),
+                points: line(m, |c| c.new_flows_per_s, any_role),
                 fit: false,
             })
             .collect();
@@ -247,8 +276,9 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             ("rules", "new flows/s admitted"),
             series,
         );
+        let limited = by.values().flatten().map(|c| c.limited);
         f.notes
-            .extend(left_out(by.values().flatten().map(|c| c.limited)));
+            .extend(left_out(limited, "their rate is fwbench's limit"));
         out.push(f);
     }
     out
@@ -298,20 +328,25 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
          trial's packets are looked up among them."
             .into(),
     );
-    f.notes.extend(left_out(limited));
+    f.notes
+        .extend(left_out(limited, "their rate is fwbench's limit"));
     Some(f)
 }
 
 /// "2 trials limited by fwbench's sender are not drawn: …" of the roles that limited
-/// the trials of a figure (`None` each one fwbench did not limit); `None` without any.
-fn left_out(limited: impl IntoIterator<Item = Option<&'static str>>) -> Option<String> {
+/// the trials of a figure (`None` each one fwbench did not limit; `their` what their
+/// figure is instead of the gateway's); `None` without any.
+fn left_out(
+    limited: impl IntoIterator<Item = Option<&'static str>>,
+    their: &str,
+) -> Option<String> {
     let roles: Vec<&str> = limited.into_iter().flatten().collect();
     let n = roles.len();
     let roles: std::collections::BTreeSet<&str> = roles.into_iter().collect();
     (n > 0).then(|| {
         format!(
-            "{n} trial(s) limited by fwbench's {} are not drawn: their rate is fwbench's \
-             limit, not the gateway's.",
+            "{n} trial(s) limited by fwbench's {} are not drawn: {their}, not the \
+             gateway's.",
             roles.into_iter().collect::<Vec<_>>().join(" and ")
         )
     })

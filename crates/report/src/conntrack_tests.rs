@@ -97,26 +97,32 @@ fn a_full_table_is_said_in_a_sentence_and_drawn_against_offered_flows() {
 
 /// A trial whose sender fwbench limited: its new flows/s are the sender's, not the
 /// gateway's — left out of the sentence's rate and the figures, and said; where every
-/// trial of a configuration was, no rate is stated.
+/// trial of a configuration was, no rate is stated. One its sink limited: the flows it
+/// "admitted" are those the sink counted — left out of the flows too; where most
+/// trials were, the rest are no fair sample: nothing stated.
 #[test]
 fn rates_fwbench_limited_are_left_out_and_said() {
-    let limited = |mut t: Trial| {
+    let by = |role: &str, t: Trial| {
         let mut row = t.row.clone();
-        row.results["packet"]["limited_by"] = json!({"by": "sender", "why": "planted"});
-        t = Trial::new(row);
-        t
+        row.results["packet"]["limited_by"] = json!({"by": role, "why": "planted"});
+        Trial::new(row)
     };
+    let limited = |t: Trial| by("sender", t);
     let trials = vec![
         trial(1, 0, 4000, 4000, 0),
         limited(trial(2, 0, 4000, 2000, 0)),
         limited(trial(3, 100, 4000, 3000, 0)),
+        trial(8, 200, 4000, 4000, 0),
+        by("sink", trial(9, 200, 4000, 1000, 0)),
+        by("sink", trial(10, 200, 4000, 1000, 0)),
     ];
     let f = findings(&trials);
     let zero = f.iter().find(|s| s.contains("0 rules:")).unwrap();
     assert!(
         zero.contains(
-            "8000 admitted new flows/s over the 1 of 2 trials fwbench did not limit (1 \
-             limited by its sender, their rate fwbench's)"
+            "the gateway admitted 3000 and dropped 1000 new flows (drop counter 0, \
+             insert_failed 0, early_drop 0; 3000 entries at the end; 8000 admitted new \
+             flows/s (over the 1 of 2 trials fwbench's sender did not limit));"
         ),
         "{zero}"
     );
@@ -125,6 +131,17 @@ fn rates_fwbench_limited_are_left_out_and_said() {
         hundred.contains("no admitted new flows/s stated: fwbench's sender limited every trial"),
         "{hundred}"
     );
+    let two = f.iter().find(|s| s.contains("200 rules:")).unwrap();
+    assert!(
+        two.contains(
+            "4000 offered flows, no admitted or dropped flows stated (fwbench's sink limited \
+             2 of 3 trials: the rest are no fair sample) (drop counter 0"
+        ) && two.contains(
+            "no admitted new flows/s stated: fwbench's sink limited 2 of 3 trials: the rest \
+             are no fair sample"
+        ),
+        "{two}"
+    );
     let figs = figures(&trials);
     let rate = figs
         .iter()
@@ -132,8 +149,8 @@ fn rates_fwbench_limited_are_left_out_and_said() {
         .unwrap();
     let pts: Vec<(f64, f64)> = rate.series[0].points.iter().map(|p| (p.x, p.y)).collect();
     assert_eq!(pts, [(0.0, 8000.0)]);
-    let note = "2 trial(s) limited by fwbench's sender are not drawn: their rate is \
-                fwbench's limit, not the gateway's.";
+    let note = "4 trial(s) limited by fwbench's sender and sink are not drawn: their rate \
+                is fwbench's limit, not the gateway's.";
     assert!(rate.notes.contains(&note.to_string()), "{:?}", rate.notes);
     // Table fill: a flood the sender limited is no point.
     let floods = [
