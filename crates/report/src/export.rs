@@ -291,8 +291,9 @@ fn md_figure_table(f: &Figure) -> (Table, Option<String>) {
         })
         .collect();
     let note = format!(
-        "{} points condensed to {} rows of {per} consecutive x values each: the least and \
-         the most of each series there (every point: the HTML report's figure, or `-f json`).",
+        "{} x values condensed to {} rows of {per} each: the least and the most of each \
+         series there, without their CIs (every point: the HTML report's figure, or `-f \
+         json`).",
         xs.len(),
         t.rows.len()
     );
@@ -794,9 +795,9 @@ mod tests {
         assert_eq!(
             note.as_deref(),
             Some(
-                "7500 points condensed to 198 rows of 38 consecutive x values each: the least \
-                 and the most of each series there (every point: the HTML report's figure, or \
-                 `-f json`)."
+                "7500 x values condensed to 198 rows of 38 each: the least and the most of \
+                 each series there, without their CIs (every point: the HTML report's figure, \
+                 or `-f json`)."
             )
         );
         let (short, none) = md_figure_table(&line_figure(2, MD_ROWS));

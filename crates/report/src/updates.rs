@@ -398,12 +398,12 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
     // Each series fitted; where none of a kind of update's was, though its trials
     // span three sizes or more, why not (never silence where a fit was asked for).
     let mut out = vec![];
-    let mut sized: BTreeMap<Base, (BTreeSet<u64>, BTreeSet<u64>, usize)> = BTreeMap::new();
+    let mut sized: BTreeMap<Base, (BTreeSet<u64>, BTreeSet<Option<u64>>, usize)> = BTreeMap::new();
     let mut said: BTreeSet<Base> = BTreeSet::new();
     for ((base, rate), trials) in by {
         let e = sized.entry(base.clone()).or_default();
         e.0.extend(trials.values().map(|t| t.0));
-        e.1.extend(rate);
+        e.1.insert(rate);
         e.2 += trials.len();
         let (engine, method, kind, k, _) = &base;
         if let Some(s) = fit_growth((engine, method, kind, *k), rate, &trials) {
@@ -417,16 +417,24 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         }
         let (engine, method, kind, k, _) = base;
         let unit = kind.parse().map_or("rules", UpdateKind::counts);
-        // Positive rates: their bits sort as they do.
-        let rate = |r: Option<&u64>| num(r.map_or(0.0, |r| f64::from_bits(*r)));
         let why = if rates.len() > 1 {
+            // Positive rates: their bits sort as they do; `None` (once) first.
+            let at: Vec<f64> = rates.iter().flatten().map(|r| f64::from_bits(*r)).collect();
+            let range = match at.as_slice() {
+                [one] => format!("{} updates/s", num(*one)),
+                [lo, .., hi] => format!("{}–{} updates/s", num(*lo), num(*hi)),
+                [] => String::new(),
+            };
+            let once = if rates.contains(&None) {
+                "once, and at "
+            } else {
+                ""
+            };
             format!(
-                "its trials ran at {} update rates ({}–{} updates/s), and \
-                 none at enough sizes for a curvature's CI (a series is one rate: commits \
-                 beside other rates compete with other work)",
+                "its trials ran their updates at {} rates ({once}{range}), and none at \
+                 enough sizes for a curvature's CI (a series is one rate: commits beside \
+                 other rates compete with other work)",
                 rates.len(),
-                rate(rates.first()),
-                rate(rates.last())
             )
         } else {
             format!(

@@ -366,7 +366,24 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         growth(&own),
         [
             "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
-          its trials ran at 8 update rates (1–8 updates/s), and none at \
+          its trials ran their updates at 8 rates (1–8 updates/s), and none at enough \
+          sizes for a curvature's CI (a series is one rate: commits beside other rates \
+          compete with other work)."
+        ]
+    );
+    // Once at two sizes, at 2/s at two others: not one series, whatever the count.
+    let mixed: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
+        .into_iter()
+        .map(|mut u| {
+            u.rate = (u.row.installed >= 50_000).then_some(2.0);
+            u
+        })
+        .collect();
+    assert_eq!(
+        growth(&mixed),
+        [
+            "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
+          its trials ran their updates at 2 rates (once, and at 2 updates/s), and none at \
           enough sizes for a curvature's CI (a series is one rate: commits beside other \
           rates compete with other work)."
         ]
