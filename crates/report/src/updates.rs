@@ -398,7 +398,10 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
     // Each series fitted; where none of a kind of update's was, though its trials
     // span three sizes or more, why not (never silence where a fit was asked for).
     let mut out = vec![];
-    let mut sized: BTreeMap<Base, (BTreeSet<u64>, BTreeSet<Option<u64>>, usize)> = BTreeMap::new();
+    // A kind of update → (the sizes its trials started at, the rates they ran at,
+    // how many trials).
+    type Spanned = (BTreeSet<u64>, BTreeSet<Option<u64>>, usize);
+    let mut sized: BTreeMap<Base, Spanned> = BTreeMap::new();
     let mut said: BTreeSet<Base> = BTreeSet::new();
     for ((base, rate), trials) in by {
         let e = sized.entry(base.clone()).or_default();
