@@ -143,7 +143,15 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     if sectioned {
         crate::cases::sections(&labelled, &namer, (m, higher), a);
     }
-    let best = labelled.iter().copied().reduce(|x, y| {
+    // The best among rows whose rate is a fair sample: one fwbench mostly limited (its
+    // kept repetitions may be the slower ones) is no reference, nor best.
+    let fair =
+        |c: &&&Config| c.rate_doubt("").map(|d| d.by) != Some(crate::model::DoubtedBy::Fwbench);
+    let candidates: Vec<&Config> = match labelled.iter().filter(fair).count() {
+        0 => labelled.clone(),
+        _ => labelled.iter().filter(fair).copied().collect(),
+    };
+    let best = candidates.iter().copied().reduce(|x, y| {
         let (p, q) = (x.mean(m).unwrap_or(f64::NAN), y.mean(m).unwrap_or(f64::NAN));
         if (p > q) == higher {
             x

@@ -176,11 +176,21 @@ pub(crate) fn sections(
             .collect();
         // The study's own baseline row, else the section's fastest row of the study:
         // a row beyond the study never is the baseline.
+        // A row fwbench mostly limited is no fair sample: never the fastest chosen.
+        let fair =
+            |c: &&&Config| c.rate_doubt("").map(|d| d.by) != Some(crate::model::DoubtedBy::Fwbench);
         let base = cs
             .iter()
             .copied()
             .find(|c| is_study_baseline(c, path))
-            .or_else(|| cs.iter().filter(|c| in_study(c)).max_by(better).copied());
+            .or_else(|| {
+                let study = || cs.iter().filter(|c| in_study(c));
+                study()
+                    .filter(fair)
+                    .max_by(better)
+                    .or(study().max_by(better))
+                    .copied()
+            });
         let Some(base) = base else {
             continue;
         };

@@ -440,6 +440,13 @@ impl Config {
         .or_else(|| doubt(DoubtedBy::Pace, self.paced().doubt(who)))
     }
 
+    /// fwbench's own sender or sink limited no more than half its repetitions: those
+    /// kept are a fair sample of the gateway's rate (never a reference or "best"
+    /// otherwise).
+    pub fn fair_sample(&self) -> bool {
+        !self.fwbench_limit().is_some_and(|l| l.most())
+    }
+
     /// Mean of a metric, if measured.
     pub fn mean(&self, metric: &str) -> Option<f64> {
         self.metrics.get(metric).map(|s| s.mean)
