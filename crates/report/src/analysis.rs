@@ -145,8 +145,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     }
     // The best among rows whose rate is a fair sample: one fwbench mostly limited (its
     // kept repetitions may be the slower ones) is no reference, nor best.
-    let fair =
-        |c: &&&Config| c.rate_doubt("").map(|d| d.by) != Some(crate::model::DoubtedBy::Fwbench);
+    let fair = |c: &&&Config| c.fair_sample();
     let candidates: Vec<&Config> = match labelled.iter().filter(fair).count() {
         0 => labelled.clone(),
         _ => labelled.iter().filter(fair).copied().collect(),

@@ -177,8 +177,7 @@ pub(crate) fn sections(
         // The study's own baseline row, else the section's fastest row of the study:
         // a row beyond the study never is the baseline.
         // A row fwbench mostly limited is no fair sample: never the fastest chosen.
-        let fair =
-            |c: &&&Config| c.rate_doubt("").map(|d| d.by) != Some(crate::model::DoubtedBy::Fwbench);
+        let fair = |c: &&&Config| c.fair_sample();
         let base = cs
             .iter()
             .copied()
