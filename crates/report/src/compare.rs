@@ -263,7 +263,7 @@ pub struct Matched {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placed: Option<String>,
     /// Metrics both sides measured but not compared: a side kept no repetition of them
-    /// that fwbench did not limit, or fewer than half ([`fair`]). Counted as untested
+    /// that fwbench did not limit, or fewer than half ([`Config::fair_metric`]). Counted as untested
     /// (exit 3): a gate never passes on nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<String>,
@@ -741,17 +741,6 @@ fn placed(old: &Config, new: &Config) -> Option<String> {
     })
 }
 
-/// Whether `c`'s repetitions kept of metric `m` are a fair sample of the gateway's: it
-/// kept some, and no more than half of those that measured it were left out as
-/// fwbench's own sender's or sink's limit (the rest may be the slower ones: a change
-/// of them would be fwbench's limit, not the gateway's). Counted per metric: a sink's
-/// limit leaves out its loss, not its sender's rate.
-fn fair(c: &Config, m: &str) -> bool {
-    let kept = c.gateway_values.get(m).map_or(0, Vec::len);
-    let all = c.values.get(m).map_or(0, Vec::len);
-    kept > 0 && 2 * (all - kept) <= all
-}
-
 /// Compare one pair of sides.
 fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
     let (old_cfgs, new_cfgs) = (pooled(&old_in.runs), pooled(&new_in.runs));
@@ -774,14 +763,14 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
         let changes: Vec<Change> = c
             .gateway_values
             .iter()
-            .filter(|(m, _)| fair(c, m) && fair(n, m))
+            .filter(|(m, _)| c.fair_metric(m) && n.fair_metric(m))
             .filter_map(|(m, v)| Change::of(m, v, n.gateway_values.get(m)?, threshold_pct))
             .collect();
         let not_compared = c
             .values
             .keys()
             .filter(|m| n.values.contains_key(*m))
-            .filter(|m| !fair(c, m) || !fair(n, m))
+            .filter(|m| !c.fair_metric(m) || !n.fair_metric(m))
             .cloned()
             .collect();
         matched.push(Matched {

@@ -447,6 +447,17 @@ impl Config {
         !self.fwbench_limit().is_some_and(|l| l.most())
     }
 
+    /// Whether its repetitions kept of metric `m` are a fair sample of the gateway's:
+    /// it kept some, and no more than half of those that measured it were left out as
+    /// fwbench's own sender's or sink's limit (the rest may be the slower ones: a change
+    /// of them would be fwbench's limit). Counted per metric: a sender's limit leaves
+    /// out the rate, not the loss.
+    pub fn fair_metric(&self, m: &str) -> bool {
+        let kept = self.gateway_values.get(m).map_or(0, Vec::len);
+        let all = self.values.get(m).map_or(0, Vec::len);
+        kept > 0 && 2 * (all - kept) <= all
+    }
+
     /// Mean of a metric, if measured.
     pub fn mean(&self, metric: &str) -> Option<f64> {
         self.metrics.get(metric).map(|s| s.mean)

@@ -419,7 +419,18 @@ impl Trend {
                         .map(|v| v.iter().copied().filter(|x| x.is_finite()).collect())
                         .unwrap_or_default();
                     let left_out = rc.fwbench_limited();
-                    if let Some(s) = Summary::of(&values) {
+                    if !values.is_empty() && !rc.fair_metric(&m) {
+                        // What fwbench's limit left is no fair sample: no point, said.
+                        skipped.push(format!(
+                            "{} run {}: {} {m}: fwbench limited most of its repetitions \
+                             ({} of {} kept: no fair sample; no point)",
+                            i.file,
+                            i.run.run.id,
+                            label_of(c, &varying),
+                            rc.gateway_values.get(&m).map_or(0, Vec::len),
+                            rc.values.get(&m).map_or(0, Vec::len)
+                        ));
+                    } else if let Some(s) = Summary::of(&values) {
                         points.push(TrendPoint {
                             run_index: idx,
                             key: k.clone(),

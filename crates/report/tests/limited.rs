@@ -350,6 +350,21 @@ fn a_side_fwbench_mostly_limited_is_untested_not_judged() {
         "{}",
         c.text()
     );
+    // trend: no point of the run whose rate kept 1 of 4 repetitions, and why.
+    let inputs = [&a, &b].map(|r| trend::Input {
+        file: "limited.db".into(),
+        run: &r.runs[0],
+    });
+    let by = trend::By::Tag("run".into());
+    let t = trend::Trend::new(&inputs, &by, &trend::Metrics::Main, 5.0);
+    assert!(
+        t.skipped.iter().any(|x| x.ends_with(
+            "received_pps: fwbench limited most of its repetitions (1 of 4 kept: no fair \
+             sample; no point)"
+        )),
+        "{}",
+        t.text()
+    );
     // Counted per metric: the sink limited one repetition, the sender two — the rate
     // kept 1 of 4 (not compared), the loss 3 of 4 (a sender's limit leaves it in).
     let mixed = s.begin_run(&new_run("limited", None)).unwrap();
