@@ -169,7 +169,9 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     for (i, c) in labelled.iter().enumerate() {
         let s = c.metrics[m];
         // The cost with its CI from both rows' repetitions (as the sections' costs).
-        let cost = if std::ptr::eq(*c, refc) {
+        // The reference row is named as such only where its rate is a fair sample (all
+        // rows unfair: its own cell says why, as the others' do).
+        let cost = if std::ptr::eq(*c, refc) && refc.fair_sample() {
             against.to_string()
         } else {
             crate::cases::cost_text(c, refc, against, (m, higher))
@@ -495,11 +497,16 @@ fn config_table(configs: &[Config]) -> Table {
             };
             r.push(label.into());
             // Repetitions fwbench limited are left out of the mean: said in its cell.
-            let left = match (c.fwbench_limited(), c.reps.len()) {
+            // Counted for the metric (a sender's limit leaves a loss in).
+            let measured = m.and_then(|m| c.values.get(m)).map_or(0, Vec::len);
+            let left = match (m.map_or(0, |m| c.left_out(m)), measured) {
                 (0, _) => String::new(),
                 (1, 1) => "– (its one trial limited by fwbench)".into(),
                 (n, all) if n == all => format!("– (all {n} limited by fwbench)"),
                 (n, _) if s.is_none() => format!("– ({n} limited by fwbench left out)"),
+                (n, all) if 2 * n > all => format!(
+                    " ({n} of {all} limited by fwbench left out: the rest are no fair sample)"
+                ),
                 (n, _) => format!(" ({n} limited by fwbench left out)"),
             };
             r.push(

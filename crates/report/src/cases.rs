@@ -213,7 +213,14 @@ pub(crate) fn sections(
                 .or_else(|| base.rate_doubt("the section baseline"))
                 .map(|d| d.why);
             let own = if std::ptr::eq(*c, base) {
-                "section baseline".to_string()
+                // The study's baseline, or the only rows left, may be no fair sample:
+                // said in its own cell.
+                match c.rate_doubt("this row") {
+                    Some(d) if d.by == crate::model::DoubtedBy::Fwbench => {
+                        crate::figure::withheld_cell(&d.why)
+                    }
+                    _ => "section baseline".to_string(),
+                }
             } else if let Some(why) = paced {
                 // Said and claimed doubted, so a second run's check knows why.
                 let key = format!("section cost: {section} — {label}, against “{base_label}”");

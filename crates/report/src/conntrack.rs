@@ -70,12 +70,17 @@ fn table_of(t: &Trial) -> Option<Ct> {
 }
 
 /// Of `v`, the trials whose figure is the gateway's — those `counts` does not leave
-/// out (the rate: every trial fwbench's sender or sink limited; the flows admitted and
-/// dropped, counted at the sink: those its sink limited) — with how many were left out;
-/// or why none is stated (every one left out, or most: the rest are no fair sample).
-fn kept(v: &[Ct], counts: impl Fn(&str) -> bool) -> Result<(Vec<&Ct>, Option<String>), String> {
-    let (out, kept): (Vec<&Ct>, Vec<&Ct>) = v.iter().partition(|c| c.limited.is_some_and(&counts));
-    let roles: std::collections::BTreeSet<&str> = out.iter().filter_map(|c| c.limited).collect();
+/// out of the roles `limited` says limited them (the rate: every trial fwbench's sender
+/// or sink limited; the flows admitted and dropped, counted at the sink: those its sink
+/// limited) — with how many were left out; or why none is stated (every one left out,
+/// or most: the rest are no fair sample).
+fn kept<T>(
+    v: &[T],
+    limited: impl Fn(&T) -> Option<&'static str>,
+    counts: impl Fn(&str) -> bool,
+) -> Result<(Vec<&T>, Option<String>), String> {
+    let (out, kept): (Vec<&T>, Vec<&T>) = v.iter().partition(|c| limited(c).is_some_and(&counts));
+    let roles: std::collections::BTreeSet<&str> = out.iter().filter_map(|c| limited(c)).collect();
     let roles = roles.into_iter().collect::<Vec<_>>().join(" and ");
     if kept.is_empty() {
         return Err(format!("fwbench's {roles} limited every trial"));
@@ -95,6 +100,41 @@ fn kept(v: &[Ct], counts: impl Fn(&str) -> bool) -> Result<(Vec<&Ct>, Option<Str
         )
     });
     Ok((kept, left))
+}
+
+/// The role that limited a trial of [`Ct`]s ([`kept`]).
+fn role_of(c: &Ct) -> Option<&'static str> {
+    c.limited
+}
+
+/// A trial's figure, drawn ([`line`]).
+type Value = fn(&Ct) -> f64;
+
+/// Which of fwbench's roles leave a trial out of a figure ([`kept`]).
+type Role = fn(&str) -> bool;
+
+/// The points of `m` (x → its trials) by `f` over the trials whose figure is the
+/// gateway's (`role`: which limits leave a trial out, [`kept`]); each x left without
+/// one said in `gone` ("nft at 200 rules: no point — …", `what` naming the series and
+/// the x's unit).
+fn line(
+    m: &BTreeMap<u64, Vec<Ct>>,
+    (f, role): (Value, Role),
+    (name, unit): (&str, &str),
+    gone: &mut Vec<String>,
+) -> Vec<Point> {
+    let mut points = vec![];
+    for (x, v) in m {
+        match kept(v, role_of, role) {
+            Ok((k, _)) => points.push(Point {
+                x: *x as f64,
+                y: mean_of(&k, f),
+                ci95: None,
+            }),
+            Err(why) => gone.push(format!("{name} at {x} {unit}: no point — {why}.")),
+        }
+    }
+    points
 }
 
 /// Every trial fwbench's sender or sink limited: its new flows/s are fwbench's.
@@ -158,27 +198,38 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
             // Flows and their rate only of trials where they are the gateway's; the
             // kernel's counters of every trial.
             let left = |l: Option<String>| l.map(|l| format!(" ({l})")).unwrap_or_default();
-            let flows = match kept(&v, sink_role) {
-                Ok((k, l)) => format!(
-                    "the gateway admitted {} and dropped {} new flows{}",
-                    num(mean_of(&k, |c| c.admitted)),
-                    num(mean_of(&k, |c| c.dropped)),
-                    left(l)
+            // Where neither is stated for one reason, it is said once, after the
+            // kernel's counters.
+            let (flows, rate) = (kept(&v, role_of, sink_role), kept(&v, role_of, any_role));
+            let (flows, per_s) = match (flows, rate) {
+                (Err(why), Err(same)) if why == same => (
+                    "no admitted or dropped flows stated".to_string(),
+                    format!("; no admitted new flows/s either): {why}"),
                 ),
-                Err(why) => format!("no admitted or dropped flows stated ({why})"),
-            };
-            let per_s = match kept(&v, any_role) {
-                Ok((k, l)) => format!(
-                    "{} admitted new flows/s{}",
-                    num(mean_of(&k, |c| c.new_flows_per_s)),
-                    left(l)
+                (flows, rate) => (
+                    match flows {
+                        Ok((k, l)) => format!(
+                            "the gateway admitted {} and dropped {} new flows{}",
+                            num(mean_of(&k, |c| c.admitted)),
+                            num(mean_of(&k, |c| c.dropped)),
+                            left(l)
+                        ),
+                        Err(why) => format!("no admitted or dropped flows stated ({why})"),
+                    },
+                    match rate {
+                        Ok((k, l)) => format!(
+                            "; {} admitted new flows/s{})",
+                            num(mean_of(&k, |c| c.new_flows_per_s)),
+                            left(l)
+                        ),
+                        Err(why) => format!("; no admitted new flows/s stated: {why})"),
+                    },
                 ),
-                Err(why) => format!("no admitted new flows/s stated: {why}"),
             };
             format!(
                 "engine={engine}, {rules} rules: {over}with nf_conntrack_max = {max}{global} and \
                  {offered} offered flows, {flows} (drop counter {}, insert_failed {}, \
-                 early_drop {}; {} entries at the end; {per_s}); {check}.",
+                 early_drop {}; {} entries at the end{per_s}; {check}.",
                 m(|c| c.ct_drop),
                 m(|c| c.insert_failed),
                 m(|c| c.early_drop),
@@ -211,30 +262,29 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             .or_default()
             .extend(v.iter().cloned());
     }
-    // Each point over the trials whose figure is the gateway's (`role`: which
-    // limits leave a trial out); none where they are too few.
-    let line = |m: &BTreeMap<u64, Vec<Ct>>, f: fn(&Ct) -> f64, role: fn(&str) -> bool| {
-        m.iter()
-            .filter_map(|(x, v)| {
-                Some(Point {
-                    x: *x as f64,
-                    y: mean_of(&kept(v, role).ok()?.0, f),
-                    ci95: None,
-                })
-            })
-            .collect::<Vec<Point>>()
-    };
     if offered.values().any(|m| m.len() > 1) {
-        let mut series = vec![];
+        let (mut series, mut gone) = (vec![], vec![]);
         for (name, m) in &offered {
+            // Dropped and admitted rest on the same trials: one note for both.
+            let mut twice = vec![];
             series.push(Series {
                 name: format!("{name}: dropped"),
-                points: line(m, |c| c.dropped, sink_role),
+                points: line(
+                    m,
+                    (|c| c.dropped, sink_role),
+                    (name, "offered flows"),
+                    &mut gone,
+                ),
                 fit: false,
             });
             series.push(Series {
                 name: format!("{name}: admitted"),
-                points: line(m, |c| c.admitted, sink_role),
+                points: line(
+                    m,
+                    (|c| c.admitted, sink_role),
+                    (name, "offered flows"),
+                    &mut twice,
+                ),
                 fit: false,
             });
         }
@@ -257,16 +307,23 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             sink,
             "their flows are those fwbench's sink counted",
         ));
+        f.notes.extend(gone);
         out.push(f);
     }
     out.extend(occupancy(trials));
     if rules.values().any(|m| m.len() > 1) {
         // Each point over the trials fwbench did not limit; none where it limited most.
+        let mut gone = vec![];
         let series = rules
             .iter()
             .map(|(engine, m)| Series {
                 name: engine.clone(),
-                points: line(m, |c| c.new_flows_per_s, any_role),
+                points: line(
+                    m,
+                    (|c| c.new_flows_per_s, any_role),
+                    (engine, "rules"),
+                    &mut gone,
+                ),
                 fit: false,
             })
             .collect();
@@ -279,6 +336,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
         let limited = by.values().flatten().map(|c| c.limited);
         f.notes
             .extend(left_out(limited, "their rate is fwbench's limit"));
+        f.notes.extend(gone);
         out.push(f);
     }
     out
@@ -287,17 +345,13 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
 /// Table fill: packets/s of the trial's (tracked) flows vs the entries in the table at
 /// its start, per engine and bucket count — the cost of a lookup as the table fills.
 fn occupancy(trials: &[Trial]) -> Option<Figure> {
-    let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
-    let mut limited = vec![];
+    // Series → entries → (packets/s, what of fwbench's limited it).
+    type Fills = BTreeMap<u64, Vec<(f64, Option<&'static str>)>>;
+    let mut by: BTreeMap<String, Fills> = BTreeMap::new();
     for t in trials.iter().filter(|t| t.workload.is_stream()) {
         let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
             continue;
         };
-        // A rate fwbench's sender or sink set is not the gateway's lookup cost.
-        if c.limited.is_some() {
-            limited.push(c.limited);
-            continue;
-        }
         let stored = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
         let entries = stored.and_then(|s| s.entries_before).unwrap_or(0);
         let buckets = stored.and_then(|s| s.buckets).unwrap_or(0);
@@ -305,18 +359,38 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
             .or_default()
             .entry(entries)
             .or_default()
-            .push(pps);
+            .push((pps, c.limited));
     }
     if !by.values().any(|m| m.len() > 1) {
         return None;
     }
-    let series = Series::per_name(by, |x, v| {
-        Some(Point {
-            x: x as f64,
-            y: v.iter().sum::<f64>() / v.len() as f64,
-            ci95: None,
-        })
-    });
+    // A rate fwbench's sender or sink set is not the gateway's lookup cost: each point
+    // over the floods it did not limit, none where it limited most.
+    let limited: Vec<Option<&'static str>> = by
+        .values()
+        .flatten()
+        .flat_map(|(_, v)| v.iter().map(|p| p.1))
+        .collect();
+    let mut gone = vec![];
+    let mut series = vec![];
+    for (name, m) in by {
+        let mut points = vec![];
+        for (x, v) in m {
+            match kept(&v, |p| p.1, any_role) {
+                Ok((k, _)) => points.push(Point {
+                    x: x as f64,
+                    y: k.iter().map(|p| p.0).sum::<f64>() / k.len() as f64,
+                    ci95: None,
+                }),
+                Err(why) => gone.push(format!("{name} at {x} entries: no point — {why}.")),
+            }
+        }
+        series.push(Series {
+            name,
+            points,
+            fit: false,
+        });
+    }
     let mut f = Figure::line(
         "conntrack-pps-vs-occupancy",
         "Packets/s of a tracked flow vs conntrack table occupancy",
@@ -330,6 +404,7 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
     );
     f.notes
         .extend(left_out(limited, "their rate is fwbench's limit"));
+    f.notes.extend(gone);
     Some(f)
 }
 

@@ -134,11 +134,9 @@ fn rates_fwbench_limited_are_left_out_and_said() {
     let two = f.iter().find(|s| s.contains("200 rules:")).unwrap();
     assert!(
         two.contains(
-            "4000 offered flows, no admitted or dropped flows stated (fwbench's sink limited \
-             2 of 3 trials: the rest are no fair sample) (drop counter 0"
-        ) && two.contains(
-            "no admitted new flows/s stated: fwbench's sink limited 2 of 3 trials: the rest \
-             are no fair sample"
+            "4000 offered flows, no admitted or dropped flows stated (drop counter 0, \
+             insert_failed 0, early_drop 0; 2000 entries at the end; no admitted new flows/s \
+             either): fwbench's sink limited 2 of 3 trials: the rest are no fair sample; in"
         ),
         "{two}"
     );
@@ -152,16 +150,41 @@ fn rates_fwbench_limited_are_left_out_and_said() {
     let note = "4 trial(s) limited by fwbench's sender and sink are not drawn: their rate \
                 is fwbench's limit, not the gateway's.";
     assert!(rate.notes.contains(&note.to_string()), "{:?}", rate.notes);
-    // Table fill: a flood the sender limited is no point.
+    // Each rule count without a point says why (200: the one trial kept is no sample).
+    let gone = [
+        "nft at 100 rules: no point — fwbench's sender limited every trial.",
+        "nft at 200 rules: no point — fwbench's sink limited 2 of 3 trials: the rest are no \
+         fair sample.",
+    ];
+    assert!(
+        gone.iter().all(|g| rate.notes.contains(&g.to_string())),
+        "{:?}",
+        rate.notes
+    );
+    // Table fill: a flood the sender limited is no point; where it limited most, the
+    // one left is none either.
     let floods = [
         fill(5, 0, 100.0),
         fill(6, 100_000, 80.0),
         limited(fill(7, 200_000, 50.0)),
+        fill(10, 300_000, 70.0),
+        limited(fill(8, 300_000, 40.0)),
+        limited(fill(9, 300_000, 40.0)),
     ];
     let fig = &figures(&floods)[0];
     let xs: Vec<f64> = fig.series[0].points.iter().map(|p| p.x).collect();
     assert_eq!(xs, [0.0, 100_000.0]);
-    let note = "1 trial(s) limited by fwbench's sender are not drawn: their rate is \
-                fwbench's limit, not the gateway's.";
-    assert!(fig.notes.contains(&note.to_string()), "{:?}", fig.notes);
+    let notes = [
+        "3 trial(s) limited by fwbench's sender are not drawn: their rate is fwbench's \
+         limit, not the gateway's.",
+        "nft, 262144 buckets at 200000 entries: no point — fwbench's sender limited every \
+         trial.",
+        "nft, 262144 buckets at 300000 entries: no point — fwbench's sender limited 2 of 3 \
+         trials: the rest are no fair sample.",
+    ];
+    assert!(
+        notes.iter().all(|n| fig.notes.contains(&n.to_string())),
+        "{:?}",
+        fig.notes
+    );
 }

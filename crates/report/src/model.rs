@@ -454,8 +454,14 @@ impl Config {
     /// out the rate, not the loss.
     pub fn fair_metric(&self, m: &str) -> bool {
         let kept = self.gateway_values.get(m).map_or(0, Vec::len);
-        let all = self.values.get(m).map_or(0, Vec::len);
-        kept > 0 && 2 * (all - kept) <= all
+        kept > 0 && 2 * self.left_out(m) <= kept + self.left_out(m)
+    }
+
+    /// Of its repetitions that measured metric `m`, those left out of `gateway_values`
+    /// as fwbench's own sender's or sink's limit ([`capped_by`]: per metric).
+    pub fn left_out(&self, m: &str) -> usize {
+        let kept = self.gateway_values.get(m).map_or(0, Vec::len);
+        self.values.get(m).map_or(0, Vec::len).saturating_sub(kept)
     }
 
     /// Mean of a metric, if measured.

@@ -418,7 +418,7 @@ impl Trend {
                         .get(&m)
                         .map(|v| v.iter().copied().filter(|x| x.is_finite()).collect())
                         .unwrap_or_default();
-                    let left_out = rc.fwbench_limited();
+                    let left_out = rc.left_out(&m);
                     if !values.is_empty() && !rc.fair_metric(&m) {
                         // What fwbench's limit left is no fair sample: no point, said.
                         skipped.push(format!(

@@ -429,15 +429,16 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 [] => String::new(),
             };
             let once = if rates.contains(&None) {
-                "once, and at "
+                "once and "
             } else {
                 ""
             };
             format!(
-                "its trials ran their updates at {} rates ({once}{range}), and none at \
+                "its trials ran their updates {once}at {} rate{} ({range}), and none at \
                  enough sizes for a curvature's CI (a series is one rate: commits beside \
                  other rates compete with other work)",
-                rates.len(),
+                at.len(),
+                if at.len() == 1 { "" } else { "s" }
             )
         } else {
             format!(

@@ -383,7 +383,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         growth(&mixed),
         [
             "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
-          its trials ran their updates at 2 rates (once, and at 2 updates/s), and none at \
+          its trials ran their updates once and at 1 rate (2 updates/s), and none at \
           enough sizes for a curvature's CI (a series is one rate: commits beside other \
           rates compete with other work)."
         ]

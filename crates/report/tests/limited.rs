@@ -745,21 +745,25 @@ fn cases_that_passed_every_packet_offered_state_no_cost() {
 /// stated, with why; where it is the only reference, no row is costed against it.
 #[test]
 fn cases_fwbench_mostly_limited_state_no_cost() {
-    let r = report_of(|s| {
-        let run = s.begin_run(&new_run("flows", None)).unwrap();
-        for (label, rules, pps, limited) in [
-            ("128 B", 0, 14_000.0, 3),
-            ("128 B", 5000, 12_000.0, 0),
-            ("1280 B", 0, 4_000.0, 0),
-        ] {
-            for rep in 1..=4u32 {
-                let by = if rep <= limited { "sink" } else { "gateway" };
-                let got = (20_000.0, pps + rep as f64);
-                flow(s, run, ("nft", rules, rep), Some(label), got, by);
+    // Cases of (label, rules, packets/s, repetitions of 4 its sink limited).
+    let cases = |rows: &[(&str, u64, f64, u32)]| {
+        report_of(|s| {
+            let run = s.begin_run(&new_run("flows", None)).unwrap();
+            for &(label, rules, pps, limited) in rows {
+                for rep in 1..=4u32 {
+                    let by = if rep <= limited { "sink" } else { "gateway" };
+                    let got = (20_000.0, pps + rep as f64);
+                    flow(s, run, ("nft", rules, rep), Some(label), got, by);
+                }
             }
-        }
-        finish(s, run)
-    });
+            finish(s, run)
+        })
+    };
+    let r = cases(&[
+        ("128 B", 0, 14_000.0, 3),
+        ("128 B", 5000, 12_000.0, 0),
+        ("1280 B", 0, 4_000.0, 0),
+    ]);
     let t = table(&r.runs[0], "Cases: ");
     // The fastest mean is the mostly limited one's: the next is the best.
     assert_eq!(t.rows[1][3], "best", "{t:?}");
@@ -769,6 +773,12 @@ fn cases_fwbench_mostly_limited_state_no_cost() {
         "{t:?}"
     );
     assert_eq!(t.rows[2][3], "66.653 ± 0.018", "{t:?}");
+    // Every row mostly limited: none is "best", each says why.
+    let r = cases(&[("128 B", 0, 14_000.0, 3), ("1280 B", 0, 4_000.0, 4)]);
+    let t = table(&r.runs[0], "Cases: ");
+    let why = "- (not measurable: fwbench's sink limited 3 of this row's 4 repetitions";
+    assert!(t.rows[0][3].starts_with(why), "{t:?}");
+    assert!(t.rows.iter().all(|r| r[3] != "best"), "{t:?}");
 }
 
 /// Flows of 10 000 packets/s offered at 0 rules, the run's baseline engine none: each
@@ -873,6 +883,20 @@ fn no_cost_is_stated_against_a_baseline_fwbench_mostly_limited() {
              limited most repetitions of it or of its baseline"
         )),
         "{f:#?}"
+    );
+    // The baseline's own mean says it is no fair sample.
+    let t = table(&r.runs[0], "Configurations");
+    let means: Vec<&str> = t
+        .rows
+        .iter()
+        .map(|r| r[column(t, "mean ± 95 % CI")].as_str())
+        .collect();
+    assert!(
+        means
+            .iter()
+            .any(|m| m
+                .ends_with(" (3 of 4 limited by fwbench left out: the rest are no fair sample)")),
+        "{means:?}"
     );
     // Most kept, the gateway's limit: the cost is stated over the 3 kept.
     let fewer: Vec<_> = base(1, "gateway").chain(nft).collect();
