@@ -30,7 +30,8 @@ struct Ct {
     agree: bool,
     global: bool,
     /// fwbench's own sender or sink limited it ("sender", "sink"): its rate
-    /// (`new_flows_per_s`) is fwbench's, not the gateway's, and is left out.
+    /// (`new_flows_per_s`) is fwbench's, not the gateway's, and is left out; a sink's
+    /// limit also its flows admitted and dropped (the sink's count).
     limited: Option<&'static str>,
 }
 
@@ -115,8 +116,8 @@ type Role = fn(&str) -> bool;
 
 /// The points of `m` (x → its trials) by `f` over the trials whose figure is the
 /// gateway's (`role`: which limits leave a trial out, [`kept`]); each x left without
-/// one said in `gone` ("nft at 200 rules: no point — …", `what` naming the series and
-/// the x's unit).
+/// one said in `gone` ("nft at 200 rules: no point — …": `name` the series', `unit`
+/// the x's).
 fn line(
     m: &BTreeMap<u64, Vec<Ct>>,
     (f, role): (Value, Role),

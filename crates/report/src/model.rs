@@ -454,7 +454,7 @@ impl Config {
     /// out the rate, not the loss.
     pub fn fair_metric(&self, m: &str) -> bool {
         let kept = self.gateway_values.get(m).map_or(0, Vec::len);
-        kept > 0 && 2 * self.left_out(m) <= kept + self.left_out(m)
+        kept > 0 && self.left_out(m) <= kept
     }
 
     /// Of its repetitions that measured metric `m`, those left out of `gateway_values`

@@ -363,8 +363,10 @@ type Base = (String, String, String, u32, u64);
 type SizedTrials = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>, bool)>;
 
 /// Commit latency vs installed size (issue 39; kube-proxy's sync time grows
-/// super-linearly with its Services, kubernetes#139513), per engine, method, kind and
-/// K where trials at three sizes or more hold it: each trial one point, its smallest
+/// super-linearly with its Services, kubernetes#139513), per engine, method, kind, K
+/// and the rate the event repeated at where trials at three sizes or more hold it (and
+/// where none does, though the kind's trials span three sizes, why not): each trial
+/// one point, its smallest
 /// installed size and its median commit (a trial of repeated adds grows its rule set
 /// by K each time; the repetitions across trials are the unit). Linear or
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
