@@ -328,7 +328,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     assert!(growth(&two).is_empty());
     // An envelope's steps: the first at one rate for every size, the next at rates of
     // their own — one fit, at the rate they share, said; never one over every rate
-    // (commits at 100/s queue behind each other: 100 ms more here).
+    // (commits at 100/s compete for the CPUs: 100 ms more here, planted).
     let stepped: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
         .into_iter()
         .map(|mut u| {
