@@ -263,8 +263,8 @@ pub struct Matched {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placed: Option<String>,
     /// Metrics both sides measured but not compared: a side kept no repetition of them
-    /// that fwbench did not limit, or fewer than half ([`Config::fair_metric`]). Counted as untested
-    /// (exit 3): a gate never passes on nothing.
+    /// that fwbench did not limit, or fewer than half ([`Config::fair_metric`]). Counted
+    /// as untested (exit 3): a gate never passes on nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<String>,
 }

@@ -324,13 +324,14 @@ impl FwbenchLimit {
     }
 
     /// "fwbench's sink limited 3 of {who}'s 4 repetitions: the rest are no fair sample
-    /// of the gateway's rate (fwbench's limit may have cut off the faster ones)" where
-    /// most were ([`FwbenchLimit::most`]); `None` where fewer were.
-    pub fn doubt(&self, who: &str) -> Option<String> {
+    /// of the gateway's {of} (fwbench's limit may have cut off the faster ones)" where
+    /// most were ([`FwbenchLimit::most`]); `None` where fewer were. `of` names the
+    /// measure: "rate", "CPU time per packet".
+    pub fn doubt(&self, who: &str, of: &str) -> Option<String> {
         self.most().then(|| {
             format!(
                 "fwbench's {} limited {} of {who}'s {} repetitions: the rest are no fair \
-                 sample of the gateway's rate (fwbench's limit may have cut off the faster \
+                 sample of the gateway's {of} (fwbench's limit may have cut off the faster \
                  ones)",
                 self.roles(),
                 self.limited,
@@ -435,7 +436,7 @@ impl Config {
         let doubt = |by, why: Option<String>| why.map(|why| RateDoubt { by, why });
         doubt(
             DoubtedBy::Fwbench,
-            self.fwbench_limit().and_then(|l| l.doubt(who)),
+            self.fwbench_limit().and_then(|l| l.doubt(who, "rate")),
         )
         .or_else(|| doubt(DoubtedBy::Pace, self.paced().doubt(who)))
     }

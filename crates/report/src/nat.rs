@@ -64,6 +64,8 @@ struct Measure {
     unit: &'static str,
     basis: &'static str,
     reciprocal: bool,
+    /// What it samples of the gateway, in a sentence ("CPU time per packet").
+    sample: &'static str,
     /// Wall time per received packet: where a repetition passed every packet offered,
     /// the sender's pace ([`paced`]).
     wall_per_packet: bool,
@@ -80,6 +82,7 @@ fn measures(c: &Config) -> &'static [Measure] {
             basis: "kernel CPU ns per packet on the data path's CPUs (sender and sink too: \
                     the differences are the gateway's)",
             reciprocal: false,
+            sample: "CPU time per packet",
             wall_per_packet: false,
         },
         Measure {
@@ -87,6 +90,7 @@ fn measures(c: &Config) -> &'static [Measure] {
             unit: "ns per packet",
             basis: "ns per received packet",
             reciprocal: false,
+            sample: "time per packet",
             wall_per_packet: true,
         },
     ];
@@ -95,6 +99,7 @@ fn measures(c: &Config) -> &'static [Measure] {
         unit: "µs per new flow",
         basis: "mean session time (one new flow each)",
         reciprocal: true,
+        sample: "session rate",
         wall_per_packet: false,
     }];
     if c.workload.is_stream() {
@@ -343,7 +348,7 @@ fn block_of(w: &str, id: &str, block: &[&Config], rows: &mut Vec<Vec<String>>, a
             ("plain forwarding", &plain_limit),
         ]
         .into_iter()
-        .find_map(|(who, l)| l.as_ref()?.doubt(who))
+        .find_map(|(who, l)| l.as_ref()?.doubt(who, m.sample))
         .map(|why| (why, "no fair sample", "see the run's warnings"));
         let apart = apart
             .map(|why| {
@@ -419,13 +424,15 @@ struct Costed<'a> {
     /// The repetitions fwbench's own sender or sink limited, left out of its cost
     /// (where most were, the rest are no fair sample).
     limit: Option<FwbenchLimit>,
+    /// What its measure samples of the gateway ([`Measure::sample`]).
+    sample: &'static str,
 }
 
 impl Costed<'_> {
     /// Why its cost is no measure to set another against: fwbench limited most of its
     /// repetitions, or some it kept passed every packet offered; `None`: it is one.
     fn doubt(&self, who: &str) -> Option<String> {
-        let limit = self.limit.as_ref().and_then(|l| l.doubt(who));
+        let limit = self.limit.as_ref().and_then(|l| l.doubt(who, self.sample));
         limit.or_else(|| self.paced.doubt(who))
     }
 }
@@ -462,6 +469,7 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
                 pooled: None,
                 paced: paced(&[c], m),
                 limit: c.fwbench_limit(),
+                sample: m.sample,
             }));
             continue;
         }
@@ -492,6 +500,7 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
             pooled,
             paced,
             limit,
+            sample: m.sample,
         }));
     }
     out

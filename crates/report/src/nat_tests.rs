@@ -398,8 +398,8 @@ fn a_baseline_fwbench_mostly_limited_compares_nothing() {
         a.findings.iter().any(|x| x
             == "flood: nft snat (0 NAT filler rules) is not compared with plain forwarding: \
                 fwbench's sink limited 3 of plain forwarding's 4 repetitions: the rest are no \
-                fair sample of the gateway's rate (fwbench's limit may have cut off the \
-                faster ones) (see the run's warnings)."),
+                fair sample of the gateway's time per packet (fwbench's limit may have cut \
+                off the faster ones) (see the run's warnings)."),
         "{:#?}",
         a.findings
     );
