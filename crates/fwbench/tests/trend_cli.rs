@@ -22,6 +22,11 @@ fn write_run(path: &Path, n: u32, pps: f64) {
 
 /// The same with a flood per `(rules, pps, results)`, 3 repetitions each.
 fn write_configs(path: &Path, n: u32, configs: &[(u32, f64, Value)]) {
+    write_wobbling(path, n, configs, ripple)
+}
+
+/// The same, repetition `i`'s rate times `wobble(i)`.
+fn write_wobbling(path: &Path, n: u32, configs: &[(u32, f64, Value)], wobble: fn(u32) -> f64) {
     let mut s = Store::open(path).unwrap();
     let run = s
         .begin_run(&NewRun {
@@ -44,7 +49,7 @@ fn write_configs(path: &Path, n: u32, configs: &[(u32, f64, Value)]) {
     for (rep, &(rules, pps, ref results)) in
         (0..3).flat_map(|r| configs.iter().map(move |c| (r, c)))
     {
-        let v = pps * ripple(n * 3 + rep);
+        let v = pps * wobble(n * 3 + rep);
         s.insert_trial(&TrialRecord {
             run_id: run,
             trial_key: format!("k-{rules}-{rep}"),
@@ -273,4 +278,68 @@ fn bad_input_exits_2() {
     );
     let o = fwbench(&["run", "--tag", "A=1", "--dry-run"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A results file named twice (its directory and itself) is one history, not its runs
+/// twice (their samples doubled would narrow every CI).
+#[test]
+fn a_file_named_twice_counts_once() {
+    let dir = TempDir::new();
+    history(&dir, 11, 0.6);
+    let d = dir.path().to_str().unwrap();
+    let one = dir.file("h05.db");
+    let o = fwbench(&[
+        "trend",
+        d,
+        one.to_str().unwrap(),
+        "--by",
+        "tag:run",
+        "-f",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 20, "{v}");
+}
+
+/// Segments without spread (every repetition the same value) that differ have no CI
+/// and no test: said so (not "a segment of 6 samples"), no regression fails; the CSV
+/// carries the change's witness (its doubt, CI and p columns).
+#[test]
+fn segments_without_spread_are_no_test_and_the_csv_says_so() {
+    let dir = TempDir::new();
+    for n in 1..=12 {
+        let pps = if n >= 11 { 9000.0 } else { 10000.0 };
+        write_wobbling(
+            &dir.file(&format!("h{n:02}.db")),
+            n,
+            &[(100, pps, json!({}))],
+            |_| 1.0,
+        );
+    }
+    let d = dir.path().to_str().unwrap();
+    let o = fwbench(&["trend", d, "--by", "tag:run"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(
+        out.contains("[doubt: no CI: no spread in either segment (n=30+6): no test]"),
+        "{out}"
+    );
+    let csv = stdout(&fwbench(&["trend", d, "--by", "tag:run", "-f", "csv"]));
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",regression,"))
+        .expect("a change row");
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(
+        cells[col("doubt")],
+        "no CI: no spread in either segment (n=30+6): no test",
+        "{csv}"
+    );
+    assert_eq!(
+        (cells[col("p")], cells[col("fails")]),
+        ("", "false"),
+        "{csv}"
+    );
 }

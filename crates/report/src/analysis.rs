@@ -233,7 +233,11 @@ fn search_outputs(trials: &[Trial], a: &mut Analysis) {
     if found.is_empty() {
         return;
     }
-    let mut columns = vec!["trial".to_string(), "case".to_string()];
+    let mut columns = vec![
+        "trial".to_string(),
+        "case".to_string(),
+        "status".to_string(),
+    ];
     columns.extend(SEARCH_FIELDS.iter().map(|f| f.to_string()));
     columns.push("goal rates (mlr)".into());
     let mut rows = Vec::new();
@@ -241,7 +245,7 @@ fn search_outputs(trials: &[Trial], a: &mut Analysis) {
     let mut degrade = false;
     for (t, s) in &found {
         let case = t.label_or_engine().unwrap_or_default();
-        let mut row = vec![t.id.to_string(), case.clone()];
+        let mut row = vec![t.id.to_string(), case.clone(), search_status(t, s)];
         row.extend(search_cells(s));
         row.push(mlr_goals(s));
         rows.push(row);
@@ -326,6 +330,21 @@ fn latency_figure(found: &[(&Trial, &SearchStored)], a: &mut Analysis) {
         ("offered load (% of the rate found)", "one-way delay (µs)"),
         series,
     ));
+}
+
+/// A search's status, with why where it is not ok ("flagged: the lowest failing rate
+/// …"): the table states every search's numbers, and a flagged one must not read as a
+/// clean one.
+fn search_status(t: &Trial, s: &SearchStored) -> String {
+    let mut whys: Vec<&str> = s.doubts.iter().map(|d| d.why.as_str()).collect();
+    if whys.is_empty() {
+        whys.extend(t.error.as_deref());
+    }
+    if t.status == results::Status::Ok || whys.is_empty() {
+        t.status.to_string()
+    } else {
+        format!("{}: {}", t.status, whys.join("; "))
+    }
 }
 
 /// The search table's columns of a search's result.

@@ -165,8 +165,10 @@ impl Change {
             .ci95
             .and_then(|c| (so.mean != 0.0).then(|| c / so.mean.abs() * 100.0));
         let significant = diff.welch.is_some_and(|w| w.p < ALPHA);
-        // Without a test only identical samples of 2 or more are "same".
-        let untested = diff.welch.is_none() && !(so.n >= 2 && sn.n >= 2 && old == new);
+        // Without a test only samples of 2 or more a side, every value the same, are
+        // "same" (3 zeros against 5 zeros too).
+        let alike = old.iter().chain(new).all(|x| *x == old[0]);
+        let untested = diff.welch.is_none() && !(so.n >= 2 && sn.n >= 2 && alike);
         let dir = better(metric);
         let worsening = match dir {
             Some(Better::Higher) => diff.delta < 0.0,
@@ -908,6 +910,9 @@ mod tests {
         assert_eq!(eq1.verdict, "untested");
         // n ≥ 2 without spread: identical → same, different → untested.
         let eq = Change::of("hold_reached", &[1.0, 1.0], &[1.0, 1.0], 5.0).unwrap();
+        assert_eq!(eq.verdict, "same");
+        // Of other repetition counts too (once "untested": the slices differed in length).
+        let eq = Change::of("loss_ratio", &[0.0; 3], &[0.0; 5], 5.0).unwrap();
         assert_eq!(eq.verdict, "same");
         let ne = Change::of("hold_reached", &[1.0, 1.0], &[0.0, 0.0], 5.0).unwrap();
         assert_eq!((ne.verdict, ne.untested_worse), ("untested", true));

@@ -6,7 +6,7 @@
 //! Must not: choose figures or compute statistics; it prints an analysed [`Report`].
 
 use crate::contents::{Report, ReportError, RunReport, Warning};
-use crate::figure::{mean_ci, num, CostFit, Estimator, Figure, Kind, Table};
+use crate::figure::{mean_ci, num, CostFit, Estimator, Figure, Kind, LeftOut, Table};
 use crate::model::flatten;
 use crate::model::Trial;
 use serde_json::{json, Value};
@@ -99,8 +99,10 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
 }
 
 /// The cost fits of a run as a table: the headline line first (columns as before),
-/// then each estimator's slope with its CI half-width in %, and the line's check.
-pub fn fits_table(fits: &[CostFit]) -> Table {
+/// then each estimator's slope with its CI half-width in %, and the line's check —
+/// FLAGGED where the line is off or what `left_out` left of a series is no fair sample
+/// for the estimator (as the findings say: never "ok" beside a flagged finding).
+pub fn fits_table(fits: &[CostFit], left_out: &BTreeMap<String, LeftOut>) -> Table {
     let estimator = |f: &CostFit, e: Estimator| {
         f.estimate(e)
             .map(|x| {
@@ -121,11 +123,9 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 .estimates
                 .iter()
                 .filter_map(|e| {
-                    Some(format!(
-                        "FLAGGED ({}): {}",
-                        e.estimator.label(),
-                        e.problem.as_ref()?
-                    ))
+                    let unfair = || left_out.get(&f.series)?.flag_of(e.estimator);
+                    let why = e.problem.as_deref().or_else(unfair)?;
+                    Some(format!("FLAGGED ({}): {why}", e.estimator.label()))
                 })
                 .collect();
             vec![
@@ -394,7 +394,10 @@ pub fn markdown_tables(r: &Report) -> String {
             }
         }
         if !run.analysis.fits.is_empty() {
-            md_table(&mut o, &fits_table(&run.analysis.fits));
+            md_table(
+                &mut o,
+                &fits_table(&run.analysis.fits, &run.analysis.left_out),
+            );
         }
         for t in run
             .analysis
@@ -474,7 +477,10 @@ pub fn markdown(r: &Report) -> String {
             md_table(&mut o, &t);
         }
         if !run.analysis.fits.is_empty() {
-            md_table(&mut o, &fits_table(&run.analysis.fits));
+            md_table(
+                &mut o,
+                &fits_table(&run.analysis.fits, &run.analysis.left_out),
+            );
         }
         for t in &run.analysis.tables {
             md_table(&mut o, t);
@@ -700,6 +706,9 @@ fn run_json(run: &RunReport) -> Value {
         "findings": run.analysis.findings,
         "claims": run.analysis.claims,
         "fits": run.analysis.fits,
+        // Per series, what its cost model left out and whether what is left is a fair
+        // sample (`flagged`, `paced_flagged`), as the findings and the fits table say.
+        "left_out": run.analysis.left_out,
         "segments": run.analysis.segments,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,

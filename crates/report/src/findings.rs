@@ -17,6 +17,7 @@ use crate::figure::{
 use crate::model::Trial;
 use crate::model::{search_of, Config};
 use crate::segments::Segment;
+use crate::series::{series_name, varying, without_redundant};
 use crate::stats::{self, Summary};
 use results::stored::{SearchKind, SearchStored};
 use results::{LimitedBy, Status};
@@ -326,13 +327,21 @@ fn placement(trials: &[Trial]) -> Option<String> {
 /// The rates an ndr or mlr search found, by mode: an ndr's one (mode "ndr"/"pdr"), an
 /// mlr's one per goal loss ratio ("MLR NDR", "MLR PDR ≤ 0.5 %").
 /// Each rate as (rate pps, rate b/s at layer 2).
-fn search_rates(s: &SearchStored) -> Vec<(String, Option<f64>, Option<f64>)> {
+fn search_rates(s: &SearchStored) -> Vec<SearchRate> {
+    // The upper bound the search was given passed: nothing failed above it.
+    let bound_passed = |rate: Option<f64>, fail: Option<f64>| {
+        fail.is_none()
+            && rate.is_some()
+            && s.ceiling_pps == rate
+            && s.limited_by_sender != Some(true)
+    };
     match s.search {
-        Some(SearchKind::Ndr) => vec![(
-            s.mode.as_deref().unwrap_or("ndr").to_uppercase(),
-            s.rate_pps,
-            s.rate_bps_l2,
-        )],
+        Some(SearchKind::Ndr) => vec![SearchRate {
+            mode: s.mode.as_deref().unwrap_or("ndr").to_uppercase(),
+            rate: s.rate_pps,
+            l2: s.rate_bps_l2,
+            bound_passed: bound_passed(s.rate_pps, s.fail_pps),
+        }],
         Some(SearchKind::Mlr) => s
             .goals
             .iter()
@@ -343,11 +352,27 @@ fn search_rates(s: &SearchStored) -> Vec<(String, Option<f64>, Option<f64>)> {
                 } else {
                     format!("MLR PDR ≤ {} %", num(r * 100.0))
                 };
-                (mode, g.rate_pps, g.rate_bps_l2)
+                SearchRate {
+                    mode,
+                    rate: g.rate_pps,
+                    l2: g.rate_bps_l2,
+                    bound_passed: bound_passed(g.rate_pps, g.fail_pps),
+                }
             })
             .collect(),
         Some(SearchKind::Degrade | SearchKind::Sweetspot | SearchKind::Envelope) | None => vec![],
     }
+}
+
+/// One rate a search states: an NDR, or one MLR goal's.
+struct SearchRate {
+    /// "NDR", "PDR", "MLR NDR", "MLR PDR ≤ 0.5 %".
+    mode: String,
+    rate: Option<f64>,
+    l2: Option<f64>,
+    /// The upper bound the search was given passed (nothing failed above it): the
+    /// gateway's rate is at least this.
+    bound_passed: bool,
 }
 
 /// Each safe-envelope search's answer (issue 39), in a sentence; one that did not
@@ -398,49 +423,84 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
         .collect()
 }
 
-/// NDR/PDR results (ndr and mlr searches), per case: the mean ± CI over its searches
-/// (one search: the value). A search that did not converge, or whose trial is flagged
-/// (its trials contradict each other, the sender fell behind below its rate, …), gives
-/// no rate: it is counted out, with where its doubts are.
+/// NDR/PDR results (ndr and mlr searches), per configuration: the mean ± CI over its
+/// searches (one search: the value) — never over searches of other parameters (a
+/// scenario's `rules = [0, 1000, 10000]` is three cases, each named by what differs).
+/// A search that did not converge, or whose trial is flagged (its trials contradict
+/// each other, the sender fell behind below its rate, …), gives no rate: it is counted
+/// out, with where its doubts are. A search whose rate is a lower bound only (the
+/// sender was the limit, the upper bound passed) is not averaged with others.
 fn ndr(trials: &[Trial]) -> Vec<String> {
+    let searched: Vec<Trial> = trials
+        .iter()
+        .filter(|t| search_of(t).is_some())
+        .cloned()
+        .collect();
+    let configs = crate::model::configs(&searched, &BTreeMap::new());
+    // What tells one configuration from another of its workload, besides its case.
+    let mut by_workload: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
+    for c in &configs {
+        by_workload
+            .entry(c.workload.to_string())
+            .or_default()
+            .push(c);
+    }
+    let mut case_of: BTreeMap<&str, String> = BTreeMap::new();
+    for cs in by_workload.values() {
+        let keys: Vec<String> = without_redundant(cs, varying(cs))
+            .into_iter()
+            .filter(|k| !["label", "engine", "nft_family"].contains(&k.as_str()))
+            .collect();
+        for c in cs {
+            let first = c.reps.iter().chain(&c.failed).next();
+            let case = first
+                .and_then(Trial::label_or_engine)
+                .unwrap_or_else(|| "-".into());
+            let case = if keys.is_empty() {
+                case
+            } else {
+                format!("{case} ({})", series_name(c, &keys))
+            };
+            case_of.insert(&c.key, case);
+        }
+    }
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     // Per case: searches that did not converge, converged ones flagged, and converged
     // ones otherwise not ok (dropped, failed).
     let mut out_of: BTreeMap<(String, String), [usize; 3]> = BTreeMap::new();
-    for t in trials {
-        let Some(s) = search_of(t) else { continue };
-        for (mut mode, rate, rate_bps_l2) in search_rates(s) {
-            if t.workload.new_flows() {
-                // One datagram per new flow: the rate is new flows/s (issue 26).
-                mode += " (new flows/s = packets/s)";
-            }
-            let case = t.label_or_engine().unwrap_or_else(|| "-".into());
-            if s.converged != Some(true) || t.status != Status::Ok {
-                let n = out_of.entry((case, mode)).or_default();
-                let i = if s.converged != Some(true) {
-                    0
-                } else if t.status == Status::Flagged {
-                    1
-                } else {
-                    2
+    for c in &configs {
+        let case = &case_of[c.key.as_str()];
+        for t in c.reps.iter().chain(&c.failed) {
+            let Some(s) = search_of(t) else { continue };
+            for r in search_rates(s) {
+                let mut mode = r.mode;
+                if t.workload.new_flows() {
+                    // One datagram per new flow: the rate is new flows/s (issue 26).
+                    mode += " (new flows/s = packets/s)";
+                }
+                let key = (case.clone(), mode);
+                if s.converged != Some(true) || t.status != Status::Ok {
+                    let n = out_of.entry(key).or_default();
+                    let i = if s.converged != Some(true) {
+                        0
+                    } else if t.status == Status::Flagged {
+                        1
+                    } else {
+                        2
+                    };
+                    n[i] += 1;
+                    continue;
+                }
+                let Some(rate) = r.rate else {
+                    continue;
                 };
-                n[i] += 1;
-                continue;
+                by_case.entry(key).or_default().push((
+                    rate,
+                    r.l2,
+                    s.limited_by_sender == Some(true),
+                    r.bound_passed,
+                ));
             }
-            let Some(rate) = rate else {
-                continue;
-            };
-            // The upper bound the search was given passed: nothing failed above it.
-            let bound_passed = s.search == Some(SearchKind::Ndr)
-                && s.fail_pps.is_none()
-                && s.ceiling_pps == Some(rate)
-                && s.limited_by_sender != Some(true);
-            by_case.entry((case, mode)).or_default().push((
-                rate,
-                rate_bps_l2,
-                s.limited_by_sender == Some(true),
-                bound_passed,
-            ));
         }
     }
     for key in out_of.keys() {
@@ -450,28 +510,51 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
         .into_iter()
         .map(|((case, mode), v)| {
             let left = out_of.get(&(case.clone(), mode.clone())).copied();
-            let left_words = left.map(|counts| {
-                let n: usize = counts.iter().sum();
-                let one = n == 1;
-                let whys = [
-                    "did not converge",
-                    if one { "is flagged" } else { "are flagged" },
-                    "did not end ok",
-                ];
-                let why: Vec<&str> = (0..3).filter(|&i| counts[i] > 0).map(|i| whys[i]).collect();
-                let (search, rows) = if one {
-                    ("search", "the search's row says why")
-                } else {
-                    ("searches", "the searches' rows say why")
-                };
-                format!("{n} {search} that {} ({rows})", why.join(" or "))
-            });
+            let mut left_words: Vec<String> = left
+                .map(|counts| {
+                    let n: usize = counts.iter().sum();
+                    let one = n == 1;
+                    let whys = [
+                        "did not converge",
+                        if one { "is flagged" } else { "are flagged" },
+                        "did not end ok",
+                    ];
+                    let why: Vec<&str> =
+                        (0..3).filter(|&i| counts[i] > 0).map(|i| whys[i]).collect();
+                    let (search, rows) = if one {
+                        ("search", "the search's row says why")
+                    } else {
+                        ("searches", "the searches' rows say why")
+                    };
+                    format!("{n} {search} that {} ({rows})", why.join(" or "))
+                })
+                .into_iter()
+                .collect();
             if v.is_empty() {
                 return format!(
                     "{mode} of {case}: no rate stated — {}.",
-                    left_words.unwrap_or_default()
+                    left_words.join("; ")
                 );
             }
+            // A lower bound beside measured rates: not averaged with them.
+            let (bounds, rates): (Vec<Found>, Vec<Found>) = v.into_iter().partition(|x| x.2 || x.3);
+            let v = if rates.is_empty() {
+                bounds
+            } else {
+                if !bounds.is_empty() {
+                    let n = bounds.len();
+                    let (search, its) = if n == 1 {
+                        ("search", "its")
+                    } else {
+                        ("searches", "their")
+                    };
+                    left_words.push(format!(
+                        "{n} {search} whose rate is a lower bound only ({its} sender was the \
+                         limit or {its} upper bound passed): not averaged with measured rates"
+                    ));
+                }
+                rates
+            };
             let rates: Vec<f64> = v.iter().map(|x| x.0).collect();
             let s = Summary::of(&rates).expect("one rate at least");
             let l2: Vec<f64> = v.iter().filter_map(|x| x.1).collect();
@@ -491,9 +574,11 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             } else {
                 ""
             };
-            let left = left_words
-                .map(|w| format!(" Left out: {w}."))
-                .unwrap_or_default();
+            let left = if left_words.is_empty() {
+                String::new()
+            } else {
+                format!(" Left out: {}.", left_words.join("; "))
+            };
             format!(
                 "{mode} of {case}: {} packets/s{bps}{over}{sender}.{left}",
                 mean_ci(s.mean, s.ci95)

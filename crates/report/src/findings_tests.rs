@@ -166,6 +166,21 @@ fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
 
 /// The same with its trial's status word.
 fn search_trial_as(workload: &str, status: &str, search: serde_json::Value) -> Trial {
+    search_trial_of(
+        workload,
+        status,
+        serde_json::json!({"engine": "nft"}),
+        search,
+    )
+}
+
+/// The same with its parameters.
+fn search_trial_of(
+    workload: &str,
+    status: &str,
+    params: serde_json::Value,
+    search: serde_json::Value,
+) -> Trial {
     Trial::new(store::TrialRow {
         engine: None,
         id: 1,
@@ -175,7 +190,7 @@ fn search_trial_as(workload: &str, status: &str, search: serde_json::Value) -> T
         workload: workload.into(),
         status: status.into(),
         error: None,
-        params: serde_json::json!({"engine": "nft"}),
+        params,
         headline: Default::default(),
         started_at: String::new(),
         finished_at: String::new(),
@@ -740,5 +755,93 @@ fn a_model_that_ignores_the_rule_count_has_no_cost_per_rule() {
                 .ends_with("no cost model (its model installs the same rules whatever the count)")),
         "{:?}",
         fig.notes
+    );
+}
+
+/// Searches of other parameters are other cases, never one mean: a scenario's
+/// `rules = [0, 10000]` with two searches each once read "NDR of nft: 15000 ± … packets/s,
+/// 95 % CI over 4 searches" (a CI over two rule counts).
+#[test]
+fn ndr_searches_of_other_parameters_are_other_cases() {
+    let t = |rules: u32, seed: u32, rate: f64| {
+        search_trial_of(
+            "ndr",
+            "ok",
+            serde_json::json!({"engine": "nft", "rules": rules, "seed": seed}),
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+                "ceiling_pps": 1e6}),
+        )
+    };
+    let f = ndr(&[
+        t(0, 1, 20000.0),
+        t(0, 2, 20400.0),
+        t(10000, 1, 10000.0),
+        t(10000, 2, 10200.0),
+    ]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("NDR of nft (rules=0): 20200 ± ")
+                && l.contains("95 % CI over 2 searches")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("NDR of nft (rules=10000): 10100 ± ")),
+        "{f:?}"
+    );
+}
+
+/// A search whose sender was the limit (or whose upper bound passed) is a lower bound:
+/// beside measured rates it is left out of their mean, said; an MLR goal whose upper
+/// bound passed is at least its rate, as an ndr's.
+#[test]
+fn lower_bounds_are_not_averaged_with_measured_rates() {
+    let t = |seed: u32, rate: f64, sender: bool| {
+        search_trial_of(
+            "ndr",
+            "ok",
+            serde_json::json!({"engine": "nft", "seed": seed}),
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": sender, "rate_pps": rate,
+                "fail_pps": if sender { None } else { Some(rate * 1.02) },
+                "ceiling_pps": if sender { rate } else { 1e6 }}),
+        )
+    };
+    let f = ndr(&[
+        t(1, 1.2e6, true),
+        t(2, 800_000.0, false),
+        t(3, 820_000.0, false),
+    ]);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].starts_with("NDR of nft: 810000 ± "), "{f:?}");
+    assert!(
+        f[0].ends_with(
+            "95 % CI over 2 searches. Left out: 1 search whose rate is a lower bound only \
+             (its sender was the limit or its upper bound passed): not averaged with measured \
+             rates."
+        ),
+        "{f:?}"
+    );
+    let mlr = search_trial(
+        "mlr",
+        serde_json::json!({"search": "mlr", "limited_by_sender": false, "converged": true,
+            "rate_pps": 1e6, "ceiling_pps": 1e6, "goals": [
+            {"loss_ratio": 0.0, "rate_pps": 900000.0, "fail_pps": 910000.0},
+            {"loss_ratio": 0.005, "rate_pps": 1e6, "fail_pps": null}]}),
+    );
+    let f = ndr(&[mlr]);
+    assert!(
+        f.iter().any(
+            |l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 1000000 packets/s")
+                && l.contains("upper bound passed")
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("MLR NDR of nft: 900000") && !l.contains("at least")),
+        "{f:?}"
     );
 }

@@ -208,26 +208,39 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
         .doubts
         .iter()
         .any(|d| d.kind == results::DoubtKind::Impossible);
-        let cost = match (l.b_ci95, below) {
-            (Some(c), _) if l.b.abs() <= c => format!(
-                "no measurable cost per rule passed ({} ns per rule, the 95 % CI holds 0; {how})",
-                mean_ci(l.b, Some(c))
+        // The costliest rules are named only beside a cost measured: where the CI holds 0
+        // or the cost is impossible, their order is the noise's.
+        let (cost, measured) = match (l.b_ci95, below) {
+            (Some(c), _) if l.b.abs() <= c => (
+                format!(
+                    "no measurable cost per rule passed ({} ns per rule, the 95 % CI holds 0; \
+                     {how})",
+                    mean_ci(l.b, Some(c))
+                ),
+                false,
             ),
-            (ci, true) => format!(
-                "FLAGGED — reaching a later rule measured {} ns per packet per rule passed \
-                 (95 % CI; {how}): a rule passed adds work, so a time that falls with the \
-                 position is the machine's noise or drift between the trials, not a saving",
-                mean_ci(l.b, ci),
+            (ci, true) => (
+                format!(
+                    "FLAGGED — reaching a later rule measured {} ns per packet per rule passed \
+                     (95 % CI; {how}): a rule passed adds work, so a time that falls with the \
+                     position is the machine's noise or drift between the trials, not a saving",
+                    mean_ci(l.b, ci),
+                ),
+                false,
             ),
-            (ci, false) => format!(
-                "reaching a rule costs {} ns per packet for each rule passed (95 % CI; {how}){}",
-                mean_ci(l.b, ci),
-                if ci.is_some_and(|c| c <= 0.25 * l.b.abs()) {
-                    ""
-                } else {
-                    " — not stable: the CI is wider than a quarter of the cost, run more \
-                     repetitions"
-                }
+            (ci, false) => (
+                format!(
+                    "reaching a rule costs {} ns per packet for each rule passed (95 % CI; \
+                     {how}){}",
+                    mean_ci(l.b, ci),
+                    if ci.is_some_and(|c| c <= 0.25 * l.b.abs()) {
+                        ""
+                    } else {
+                        " — not stable: the CI is wider than a quarter of the cost, run more \
+                         repetitions"
+                    }
+                ),
+                ci.is_some(),
             ),
         };
         // More than half left out at a position: what is left is no fair sample.
@@ -249,8 +262,9 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
         } else {
             cost
         };
-        // The costliest to reach only from a fair sample of the gateway's times.
-        let worst = if unfair {
+        // The costliest to reach only from a fair sample of the gateway's times, beside a
+        // cost measured.
+        let worst = if unfair || !measured {
             String::new()
         } else {
             format!("; the costliest to reach: {}", worst.join(", "))

@@ -38,7 +38,8 @@ fn plots_ns_per_packet_by_position() {
     assert!(p[0].ci95.is_some());
     assert_eq!((p[1].x, p[1].y, p[1].ci95), (3.0, 4000.0, None));
     assert!(f.notes[1].starts_with("1 aimed trials are not plotted"));
-    // Three positions: the sentence with the cost per rule passed and the worst.
+    // Three positions: the sentence with the cost per rule passed; its CI holds 0, so
+    // no rule is named the costliest (their order is the noise's).
     let mut trials = trials.to_vec();
     trials.push(trial("2", "ok", Some(1e9 / 2600.0)));
     trials.push(trial("2", "ok", Some(1e9 / 2400.0)));
@@ -48,11 +49,8 @@ fn plots_ns_per_packet_by_position() {
         said[0].starts_with(
             "nft (ufw.nft): no measurable cost per rule passed (1300 ± 1800 ns per \
                  rule, the 95 % CI holds 0; least squares over the median of each of 3 rule \
-                 positions, 5 trials, R² 0.99)"
-        ) && said[0].ends_with(
-            "the costliest to reach: rule 3 (4000 ns per packet), rule 2 (2500 ns \
-                     per packet), rule 1 (1500 ns per packet)."
-        ),
+                 positions, 5 trials, R² 0.99)."
+        ) && !said[0].contains("costliest"),
         "{}",
         said[0]
     );
@@ -72,7 +70,11 @@ fn plots_ns_per_packet_by_position() {
     let said = findings(&exact);
     assert!(
         said[0].starts_with("nft (ufw.nft): reaching a rule costs 500 ± 0 ns per packet")
-            && !said[0].contains("not stable"),
+            && !said[0].contains("not stable")
+            && said[0].ends_with(
+                "the costliest to reach: rule 3 (1500 ns per packet), rule 2 (1000 ns per \
+                 packet), rule 1 (500 ns per packet)."
+            ),
         "{}",
         said[0]
     );

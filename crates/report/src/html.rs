@@ -176,7 +176,7 @@ fn run_section(o: &mut String, run: &RunReport, ids: &mut crate::files::UniqueId
     }
     if !run.analysis.fits.is_empty() {
         let _ = write!(o, "<span id=\"r{}-fits\"></span>", r.id);
-        table(o, &fits_table(&run.analysis.fits));
+        table(o, &fits_table(&run.analysis.fits, &run.analysis.left_out));
     }
     for (i, t) in run.analysis.tables.iter().enumerate() {
         let _ = write!(o, "<span id=\"r{}-t{i}\"></span>", r.id);

@@ -1314,7 +1314,7 @@ mod tests {
         );
         // In the table the line is never "ok".
         let cf = crate::testing::cost_fit("engine=x", e);
-        let t = crate::export::fits_table(&[cf]);
+        let t = crate::export::fits_table(&[cf], &Default::default());
         let check = t.rows[0].last().unwrap();
         assert!(check.starts_with("FLAGGED (1/pps): "), "{check}");
     }

@@ -676,7 +676,8 @@ impl Trend {
     pub fn csv(&self) -> String {
         use crate::export::csv_field as f;
         let mut o = String::from(
-            "config,metric,point,key,file,run,n,mean,ci95,segment,segment_mean,change,change_pct,fails\n",
+            "config,metric,point,key,file,run,n,left_out,mean,ci95,segment,segment_mean,change,\
+             change_pct,change_pct_ci95,p,doubt,fails\n",
         );
         for s in &self.series {
             for (i, p) in s.points.iter().enumerate() {
@@ -694,6 +695,7 @@ impl Trend {
                     f(&r.file),
                     r.run.to_string(),
                     p.n.to_string(),
+                    p.left_out.to_string(),
                     p.mean.to_string(),
                     p.ci95.map(|c| c.to_string()).unwrap_or_default(),
                     seg.map(|g| (g + 1).to_string()).unwrap_or_default(),
@@ -704,6 +706,15 @@ impl Trend {
                         .and_then(|c| c.pct)
                         .map(|p| p.to_string())
                         .unwrap_or_default(),
+                    change
+                        .and_then(|c| c.pct_ci95)
+                        .map(|c| c.to_string())
+                        .unwrap_or_default(),
+                    change
+                        .and_then(|c| c.p)
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    f(&change.map(|c| c.doubt.join("; ")).unwrap_or_default()),
                     change.map(|c| c.fails.to_string()).unwrap_or_default(),
                 ];
                 let _ = writeln!(o, "{}", cells.join(","));
@@ -986,6 +997,11 @@ fn segmented(
             .and_then(|c| (from != 0.0).then(|| c / from.abs() * 100.0));
         let mut doubt = Vec::new();
         match diff.ci95 {
+            None if old.len() >= 2 && new.len() >= 2 => doubt.push(format!(
+                "no CI: no spread in either segment (n={}+{}): no test",
+                old.len(),
+                new.len()
+            )),
             None => doubt.push(format!(
                 "no CI: a segment of {} sample(s) (n={}+{})",
                 old.len().min(new.len()),

@@ -490,7 +490,24 @@ fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
             .all(|c| !c.key.starts_with("cost per rule") || c.doubt.is_some()),
         "{claims:#?}"
     );
+    // The cost model's table and the JSON say so too (the table once read "ok").
+    let a = &mostly.runs[0].analysis;
+    let t = report::export::fits_table(&a.fits, &a.left_out);
+    let check = t.rows[0].last().unwrap();
+    assert!(
+        check.starts_with("FLAGGED (") && check.contains("limited by fwbench"),
+        "{check}"
+    );
+    let json = mostly.json();
+    assert_eq!(
+        json["runs"][0]["left_out"]["all"]["flagged"],
+        serde_json::json!(true),
+        "{json}"
+    );
     let half = at_three_counts(2);
+    let a = &half.runs[0].analysis;
+    let t = report::export::fits_table(&a.fits, &a.left_out);
+    assert_eq!(t.rows[0].last().unwrap(), "ok", "{t:?}");
     let f = &half.runs[0].analysis.findings;
     let cost = opening(f, "all: ");
     assert!(!cost.contains("FLAGGED"), "{cost}");

@@ -2296,7 +2296,7 @@ fn a_knee_is_stated_with_its_interval_and_what_it_is_over() {
         k.lo <= 4500.0 && 4500.0 <= k.hi && k.hi - k.lo < 3000.0,
         "{k:?}"
     );
-    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    let t = report::export::fits_table(&r.runs[0].analysis.fits, &r.runs[0].analysis.left_out);
     let cell = &t.rows[0][6];
     assert!(
         cell.contains("95 % CI") && cell.contains("bootstrap over repetitions"),
@@ -2307,7 +2307,7 @@ fn a_knee_is_stated_with_its_interval_and_what_it_is_over() {
     let r = report_of(|s| knee_run(s, 1));
     let k = r.runs[0].analysis.fits[0].knee.unwrap();
     assert_eq!((k.lo, k.hi), (4000.0, 5000.0), "{k:?}");
-    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    let t = report::export::fits_table(&r.runs[0].analysis.fits, &r.runs[0].analysis.left_out);
     assert!(
         t.rows[0][6].contains("between the measured 4000 and 5000 rules"),
         "{:?}",
@@ -2428,5 +2428,44 @@ fn noise_is_not_stated_as_a_difference_or_a_degradation() {
     assert!(
         report::export::markdown_tables(&r).contains(&format!("(complete, {want})")),
         "tables"
+    );
+}
+
+/// The search table states every search's numbers: a flagged one says so, with its
+/// doubts, beside a clean one (it once read like one: no status column).
+#[test]
+fn the_search_table_says_which_searches_are_flagged_and_why() {
+    let (_dir, mut s) = scratch("results.db");
+    let run = ndr_run(&mut s);
+    let mut t = trial(
+        run,
+        "ndr-2".into(),
+        1,
+        "ndr",
+        json!({"workload": "ndr", "engine": "iptables-nft", "seed": 1, "search": {"loss": 0.0}}),
+        Headline::default(),
+    );
+    t.status = "flagged".into();
+    t.results = json!({"search": {"search": "ndr", "mode": "ndr", "rate_pps": 1.09e6,
+        "fail_pps": 1.11e6, "ceiling_pps": 2e6, "limited_by_sender": false, "converged": true,
+        "trials": 9, "doubts": [{"kind": "limited_by_fwbench",
+            "why": "the lowest failing rate failed by fwbench's own sender"}]}});
+    s.record(&t).unwrap();
+    let r = load(&s, None).unwrap();
+    let searches = r.runs[0]
+        .analysis
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Searches (ndr"))
+        .expect("search table");
+    assert_eq!(searches.columns[2], "status");
+    let status: Vec<&str> = searches.rows.iter().map(|r| r[2].as_str()).collect();
+    assert_eq!(
+        status,
+        [
+            "ok",
+            "flagged: the lowest failing rate failed by fwbench's own sender"
+        ],
+        "{searches:?}"
     );
 }

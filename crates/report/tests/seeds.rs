@@ -1024,7 +1024,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
         .and_then(|x| x.split(" ns per packet at 0 rules").next())
         .unwrap();
     assert!(a.contains(" ± "), "the intercept's CI: {cost}");
-    let t = report::export::fits_table(&run.analysis.fits);
+    let t = report::export::fits_table(&run.analysis.fits, &run.analysis.left_out);
     for row in &t.rows {
         assert!(row[2].contains(" ± "), "a with its CI: {row:?}");
     }

@@ -464,6 +464,12 @@ pub struct SearchStored {
     pub update: Option<String>,
     #[serde(deserialize_with = "lenient")]
     pub installed: Option<f64>,
+    /// Why its answer may not be believed (the search's witness); empty: none.
+    #[serde(
+        deserialize_with = "lenient_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub doubts: Vec<crate::witness::Doubt>,
 }
 
 impl SearchKind {
@@ -494,6 +500,9 @@ pub struct GoalStored {
     pub rate_pps: Option<f64>,
     #[serde(deserialize_with = "lenient")]
     pub rate_bps_l2: Option<f64>,
+    /// Lowest rate above it that failed (`None`: none did).
+    #[serde(deserialize_with = "lenient")]
+    pub fail_pps: Option<f64>,
 }
 
 /// A point of a search's curve: loss by load or rules (`x`, `loss_ratio`), or a sweet

@@ -59,6 +59,10 @@ fn results_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             return Err(usage(format!("{}: no such file or directory", p.display())));
         }
     }
+    // A file named twice (a directory and one of its files) is one history: its runs
+    // twice would double their samples and narrow every CI.
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     if files.is_empty() {
         let given: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(usage(format!(
