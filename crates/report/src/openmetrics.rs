@@ -9,10 +9,12 @@
 //! configuration's metric (labels from its parameters, not the run), so the trials of
 //! every run and every imported file line up into one history, each at the time its
 //! trial finished. A trial that is not `ok` (failed, flagged, dropped, unavailable)
-//! gives no sample: its figures' witness does not hold. `# EOF` ends the text.
+//! gives no sample: its figures' witness does not hold; nor do the rates (and a
+//! lagging sink's loss) of a trial fwbench's own sender or sink limited, nor a
+//! search's step probes. `# EOF` ends the text.
 
 use crate::contents::{Report, RunReport};
-use crate::model::{Config, Trial, METRICS};
+use crate::model::{capped_by, Config, Trial, METRICS};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -82,7 +84,9 @@ pub fn openmetrics(r: &Report) -> (String, Vec<String>) {
     // family → its series
     let mut series: BTreeMap<&str, Series> = BTreeMap::new();
     for run in &r.runs {
-        for c in &run.configs {
+        // A search's step probes the search at a rate it chose: no configuration asked
+        // for, no series of its own.
+        for c in run.configs.iter().filter(|c| c.step_of().is_none()) {
             let labels = config_labels(run, c);
             for t in &c.reps {
                 let Some(at) = epoch_ms(&t.finished_at) else {
@@ -163,8 +167,16 @@ fn host_info(r: &Report, o: &mut String) {
     }
 }
 
-/// A trial's value of a family, in its unit; none when not measured or not finite.
+/// A trial's value of a family, in its unit; none when not measured, not finite, or
+/// fwbench's own limit rather than the gateway's (a rate fwbench's sender or sink
+/// limited, the loss of a sink that fell behind: [`capped_by`], as the report,
+/// `compare` and `trend` leave them out).
 fn value(t: &Trial, f: &Family) -> Option<f64> {
+    if t.fwbench_limited()
+        .is_some_and(|by| capped_by(by, f.metric))
+    {
+        return None;
+    }
     let (_, extract) = METRICS.iter().find(|(m, _)| *m == f.metric)?;
     Some(extract(t)? / f.divisor).filter(|v| v.is_finite())
 }

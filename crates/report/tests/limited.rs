@@ -1098,3 +1098,33 @@ fn slope_of(cost: &str) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{cost}"))
 }
+
+/// The OpenMetrics export gives no sample of what fwbench limited: of 4 floods, 2 of
+/// whose sink fell behind, 2 received rates and 2 losses (the sink's drops are no
+/// loss of the gateway's), but all 4 sent rates (the sender kept its schedule); a
+/// search's rate probe gives none either (no configuration asked for it).
+#[test]
+fn openmetrics_has_no_sample_of_what_fwbench_limited() {
+    let r = report_of(|s| {
+        let run = run(s, "1", &[1, 2], &mut Noise(3));
+        let mut probe = received(
+            run,
+            ("probe".into(), 1),
+            json!({"workload": "flood", "engine": "nft", "rules": 7, "seed": 1}),
+            50_000.0,
+        );
+        probe.results = json!({"step_of": "search"});
+        s.record(&probe).unwrap();
+        run
+    });
+    let (text, skipped) = r.openmetrics();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let samples = |family: &str| {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{family}{{")))
+            .count()
+    };
+    assert_eq!(samples("fwbench_received_packets_per_second"), 2, "{text}");
+    assert_eq!(samples("fwbench_loss_ratio"), 2, "{text}");
+    assert_eq!(samples("fwbench_sent_packets_per_second"), 4, "{text}");
+}
