@@ -166,7 +166,29 @@ impl Saving {
 #[derive(Default)]
 struct Pair {
     floods: [Vec<Flood>; 2],
+    /// Floods that ended ok but whose traffic did not arrive.
     unmeasured: usize,
+    /// Floods that did not end ok (flagged, dropped, failed): their times may not be
+    /// stated, and a saving of the rest would rest on the floods that happened to pass
+    /// (the command itself states none then).
+    not_ok: usize,
+}
+
+impl Pair {
+    /// Why no saving is stated of it: some flood did not end ok.
+    fn withheld(&self) -> Option<String> {
+        (self.not_ok > 0).then(|| {
+            let (n, floods) = (
+                self.not_ok,
+                if self.not_ok == 1 { "flood" } else { "floods" },
+            );
+            format!(
+                "no saving stated — {n} {floods} did not end ok (flagged, dropped or failed: \
+                 the trials table says why), and a saving of the rest would rest on the \
+                 floods that happened to pass"
+            )
+        })
+    }
 }
 
 /// Which ruleset a trial's imported file is (0: original, 1: optimised), and the
@@ -198,11 +220,11 @@ fn pairs(trials: &[Trial]) -> BTreeMap<String, Pair> {
             continue;
         };
         let p = by.entry(key).or_default();
-        match t
-            .headline
-            .received_pps
-            .filter(|p| *p > 0.0 && t.status == results::Status::Ok)
-        {
+        if t.status != results::Status::Ok {
+            p.not_ok += 1;
+            continue;
+        }
+        match t.headline.received_pps.filter(|p| *p > 0.0) {
             Some(pps) => p.floods[which].push((1e9 / pps, t.fwbench_limited().is_some())),
             None => p.unmeasured += 1,
         }
@@ -224,11 +246,16 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
         .filter_map(|(key, p)| {
             let s = Saving::of([&p.floods[0], &p.floods[1]])?;
             let bar = |x: f64, y: f64, ci95: Option<f64>| Point { x, y, ci95 };
-            let points = vec![
+            let mut points = vec![
                 bar(0.0, s.original.mean, s.original.ci95),
                 bar(1.0, s.optimised.mean, s.optimised.ci95),
-                bar(2.0, s.saving.delta, s.saving.ci95),
             ];
+            let mut categories = vec!["original".to_string(), "optimised".to_string()];
+            let withheld = p.withheld();
+            if withheld.is_none() {
+                points.push(bar(2.0, s.saving.delta, s.saving.ci95));
+                categories.push("saving (original − optimised)".into());
+            }
             let mut notes = vec![format!(
                 "{} floods through each ruleset at the highest rate, interleaved; a bar \
                  is the mean time per packet (1 / received packets per second), its \
@@ -237,7 +264,9 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             )];
             // What the bars may not say alone: a bound (a side fwbench limited), or
             // no saving.
-            if s.verdict() != Verdict::Measured {
+            if let Some(why) = withheld {
+                notes.push(format!("Saving: {why}."));
+            } else if s.verdict() != Verdict::Measured {
                 notes.push(format!("Saving: {}.", s.text()));
             }
             if p.unmeasured > 0 {
@@ -260,11 +289,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
                     points,
                     fit: false,
                 }],
-                categories: vec![
-                    "original".into(),
-                    "optimised".into(),
-                    "saving (original − optimised)".into(),
-                ],
+                categories,
                 markers: vec![],
                 spans: vec![],
                 overlay: None,
@@ -282,7 +307,8 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
         .into_iter()
         .filter_map(|(key, p)| {
             let s = Saving::of([&p.floods[0], &p.floods[1]])?;
-            Some(format!("rules advise ({}): {}.", short(&key), s.text()))
+            let text = p.withheld().unwrap_or_else(|| s.text());
+            Some(format!("rules advise ({}): {text}.", short(&key)))
         })
         .collect()
 }

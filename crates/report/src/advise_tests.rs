@@ -137,3 +137,44 @@ fn a_saving_is_a_bound_where_fwbench_limited_the_floods() {
         "cheaper",
     );
 }
+
+/// A flood that did not end ok (flagged: its time may not be stated) leaves no saving
+/// of the rest, as the command itself states none: the finding and the figure say why,
+/// the figure has no saving bar (its note once said "their traffic did not arrive").
+#[test]
+fn no_saving_is_stated_where_a_flood_did_not_end_ok() {
+    let mut flagged = flood("optimised.nft", 1e6);
+    flagged.row.status = "flagged".into();
+    flagged.status = results::Status::Flagged;
+    let trials = [
+        flood("original.nft", 1e5),
+        flood("optimised.nft", 1e6),
+        flood("original.nft", 1.1e5),
+        flood("optimised.nft", 1.05e6),
+        flood("original.nft", 0.9e5),
+        flagged,
+    ];
+    let said = findings(&trials);
+    assert_eq!(
+        said,
+        [
+            "rules advise (engine nft, udp port 5000): no saving stated — 1 flood did not end \
+          ok (flagged, dropped or failed: the trials table says why), and a saving of the \
+          rest would rest on the floods that happened to pass."
+        ]
+    );
+    let f = figures(&trials);
+    assert_eq!(f[0].categories, ["original", "optimised"]);
+    assert!(
+        f[0].notes
+            .iter()
+            .any(|n| n.starts_with("Saving: no saving stated — 1 flood")),
+        "{:?}",
+        f[0].notes
+    );
+    assert!(
+        !f[0].notes.iter().any(|n| n.contains("did not arrive")),
+        "{:?}",
+        f[0].notes
+    );
+}
