@@ -343,3 +343,32 @@ fn segments_without_spread_are_no_test_and_the_csv_says_so() {
         "{csv}"
     );
 }
+
+/// A configuration taken out of the scenario after its regression (runs 1–10 measured
+/// 100 and 200 rules, the 100-rule rate 40 % lower from run 7; runs 11–12 only 200
+/// rules): its regression starts no segment of the newest run, so it fails no later
+/// gate (it once did, forever), and is still shown.
+#[test]
+fn a_regression_of_a_configuration_no_longer_measured_fails_no_later_gate() {
+    let dir = TempDir::new();
+    for n in 1..=12 {
+        let a = if n >= 7 { 6e5 } else { 1e6 };
+        let configs: Vec<(u32, f64, Value)> = if n <= 10 {
+            vec![(100, a, json!({})), (200, 9e5, json!({}))]
+        } else {
+            vec![(200, 9e5, json!({}))]
+        };
+        write_configs(&dir.file(&format!("h{n:02}.db")), n, &configs);
+    }
+    let d = dir.path().to_str().unwrap();
+    let o = fwbench(&["trend", d, "--by", "tag:run"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("regression at tag:run=7"), "{out}");
+    // Up to run 10 it is the newest run: the same history fails there.
+    for n in 11..=12 {
+        std::fs::remove_file(dir.file(&format!("h{n:02}.db"))).unwrap();
+    }
+    let o = fwbench(&["trend", d, "--by", "tag:run"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}

@@ -308,6 +308,10 @@ pub struct Trend {
     /// Runs left out, with why (no value of the key).
     pub skipped: Vec<String>,
     pub series: Vec<TrendSeries>,
+    /// Series the newest run measured but has no point of (fwbench limited most of
+    /// its repetitions, or every one): the gate cannot judge them — exit 3, as
+    /// `compare`'s untested (a gate never passes on nothing).
+    pub unjudged: Vec<String>,
 }
 
 const METHOD: &str = "FD.io CSIT jumpavg: minimum description length grouping into \
@@ -383,6 +387,7 @@ impl Trend {
         }
         let varying = varying_keys(&order);
         let mut series = Vec::new();
+        let mut unjudged = Vec::new();
         for c in &order {
             let names: Vec<String> = match metrics {
                 Metrics::Main => crate::model::main_metric(c)
@@ -403,6 +408,8 @@ impl Trend {
                     })
                 });
                 let mut points = Vec::new();
+                // The newest run measured it, but gave no point: why.
+                let mut newest_gone = None;
                 for (idx, (k, i)) in runs.iter().enumerate() {
                     let Some(rc) = i
                         .run
@@ -412,6 +419,7 @@ impl Trend {
                     else {
                         continue;
                     };
+                    let before = skipped.len();
                     // Only the repetitions whose numbers are the gateway's.
                     let values: Vec<f64> = rc
                         .gateway_values
@@ -450,9 +458,15 @@ impl Trend {
                             label_of(c, &varying)
                         ));
                     }
+                    if idx + 1 == runs.len() && skipped.len() > before {
+                        newest_gone = skipped.last().cloned();
+                    }
                 }
                 if points.is_empty() {
                     continue;
+                }
+                if let Some(why) = newest_gone {
+                    unjudged.push(why);
                 }
                 series.push(segmented(
                     c,
@@ -473,6 +487,7 @@ impl Trend {
             runs: infos,
             skipped,
             series,
+            unjudged,
         }
     }
 
@@ -523,8 +538,16 @@ impl Trend {
     }
 
     /// 1 when a regression fails, else 0.
+    /// 1: a regression fails; else 3: some series the newest run measured could not be
+    /// judged there ([`Trend::unjudged`]); else 0.
     pub fn exit_code(&self) -> u8 {
-        u8::from(!self.failing().is_empty())
+        if !self.failing().is_empty() {
+            1
+        } else if !self.unjudged.is_empty() {
+            3
+        } else {
+            0
+        }
     }
 
     fn changes(&self) -> usize {
@@ -553,6 +576,14 @@ impl Trend {
                 "; NOT STATED (doubt), regression beyond the threshold in the newest \
                  segment: {}",
                 doubt.join("; ")
+            );
+        }
+        if !self.unjudged.is_empty() {
+            let _ = write!(
+                s,
+                "; NOT JUDGED in the newest run (no point: exit 3 unless a regression \
+                 fails): {}",
+                self.unjudged.join("; ")
             );
         }
         let _ = write!(s, "; exit {}.", self.exit_code());
@@ -1012,7 +1043,9 @@ fn segmented(
             Some(_) => {}
         }
         let beyond = pct.is_none_or(|p| p.abs() >= threshold_pct);
-        let newest = w + 2 == groups.len();
+        // The newest segment of the history, not only of the series: a series the newest
+        // runs no longer measure (a configuration taken out) fails no later gate.
+        let newest = w + 2 == groups.len() && points[g[1].1 - 1].run_index + 1 == runs.len();
         let at = g[1].0;
         let r = &runs[points[at].run_index];
         changes.push(ChangePoint {

@@ -365,6 +365,15 @@ fn a_side_fwbench_mostly_limited_is_untested_not_judged() {
         "{}",
         t.text()
     );
+    // The newest run measured it but gives no point: the gate cannot judge it (exit 3,
+    // as compare's untested), never passes on nothing.
+    assert_eq!(t.exit_code(), 3, "{}", t.text());
+    assert!(
+        t.summary()
+            .contains("; NOT JUDGED in the newest run (no point: exit 3 unless"),
+        "{}",
+        t.summary()
+    );
     // Counted per metric: the sink limited one repetition, the sender two — the rate
     // kept 1 of 4 (not compared), the loss 3 of 4 (a sender's limit leaves it in).
     let mixed = s.begin_run(&new_run("limited", None)).unwrap();
@@ -434,6 +443,7 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
         "{}",
         t.text()
     );
+    assert_eq!(t.exit_code(), 3, "{}", t.text());
 }
 
 /// Floods through nft at each (rules, packets/s, repetitions the sender limited), 4

@@ -37,8 +37,9 @@ use std::process::ExitCode;
     name = "fwbench",
     version = crate::version::VERSION,
     about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
-    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 3 compare: a \
-                  change could not be tested (too few repetitions), 130 interrupted.\n\
+    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 3 compare, trend: a \
+                  change could not be tested or judged (too few repetitions, or fwbench \
+                  limited them), 130 interrupted.\n\
                   Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
 )]
 struct Cli {
@@ -166,7 +167,7 @@ enum Cmd {
     /// into constant segments (FD.io CSIT's MDL method); exit 1 when a regression
     /// beyond --threshold starts the newest segment
     #[command(
-        after_help = "Exit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input. Method and false-alarm rate: docs/trend.md.\n\nExample:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html"
+        after_help = "Exit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input, 3 the newest run gave no point of a series it measured (fwbench limited its repetitions: not judged). Method and false-alarm rate: docs/trend.md.\n\nExample:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html"
     )]
     Trend(TrendArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
