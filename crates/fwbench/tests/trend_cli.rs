@@ -301,8 +301,8 @@ fn a_file_named_twice_counts_once() {
     assert_eq!(v["runs"].as_array().unwrap().len(), 20, "{v}");
 }
 
-/// Segments without spread (every repetition the same value) that differ have no CI
-/// and no test: said so (not "a segment of 6 samples"), no regression fails; the CSV
+/// Segments without spread (every run the same value) that differ have no CI and no
+/// test: said so (not "a segment of 6 samples"), no regression fails; the CSV
 /// carries the change's witness (its doubt, CI and p columns).
 #[test]
 fn segments_without_spread_are_no_test_and_the_csv_says_so() {
@@ -321,7 +321,7 @@ fn segments_without_spread_are_no_test_and_the_csv_says_so() {
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(
-        out.contains("[doubt: no CI: no spread in either segment (n=30+6): no test]"),
+        out.contains("[doubt: no CI: no spread between the runs (n=10+2 runs): no test]"),
         "{out}"
     );
     let csv = stdout(&fwbench(&["trend", d, "--by", "tag:run", "-f", "csv"]));
@@ -334,7 +334,7 @@ fn segments_without_spread_are_no_test_and_the_csv_says_so() {
     let cells: Vec<&str> = row.split(',').collect();
     assert_eq!(
         cells[col("doubt")],
-        "no CI: no spread in either segment (n=30+6): no test",
+        "no CI: no spread between the runs (n=10+2 runs): no test",
         "{csv}"
     );
     assert_eq!(
@@ -371,4 +371,55 @@ fn a_regression_of_a_configuration_no_longer_measured_fails_no_later_gate() {
     }
     let o = fwbench(&["trend", d, "--by", "tag:run"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+/// The unit of a change is the run: runs that differ by 4 % from one to the next, each
+/// of 3 tight repetitions, then a 20 % drop — the change's CI is Welch's over the run
+/// means (what a rerun gives), not over the 36 samples as if each were a run (it was
+/// about half as wide: a false precision).
+#[test]
+fn a_changes_ci_is_over_runs_not_repetitions() {
+    let dir = TempDir::new();
+    // Repetition i of run n is i = 3n + rep: the run's level, ± 0.1 % by repetition.
+    fn level(i: u32) -> f64 {
+        let run = if (i / 3) % 2 == 0 { 1.0 } else { 1.04 };
+        run * (1.0 + 0.001 * f64::from(i % 3))
+    }
+    for n in 1..=12 {
+        let pps = if n >= 11 { 8e5 } else { 1e6 };
+        write_wobbling(
+            &dir.file(&format!("h{n:02}.db")),
+            n,
+            &[(100, pps, json!({}))],
+            level,
+        );
+    }
+    let d = dir.path().to_str().unwrap();
+    let o = fwbench(&["trend", d, "--by", "tag:run", "-f", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &v["series"][0];
+    let c = &s["changes"][0];
+    assert_eq!(c["key"].as_str(), Some("11"), "{c}");
+    let points = s["points"].as_array().unwrap();
+    let means: Vec<f64> = points.iter().map(|p| p["mean"].as_f64().unwrap()).collect();
+    let samples = |r: std::ops::Range<usize>| -> Vec<f64> {
+        points[r]
+            .iter()
+            .flat_map(|p| {
+                p["values"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+            })
+            .collect()
+    };
+    let runs = report::stats::difference(&means[..10], &means[10..]).unwrap();
+    let reps = report::stats::difference(&samples(0..10), &samples(10..12)).unwrap();
+    let ci = c["ci95"].as_f64().unwrap();
+    assert!(
+        (ci / runs.ci95.unwrap() - 1.0).abs() < 1e-9,
+        "{ci} vs {runs:?}"
+    );
+    assert!(ci > 1.5 * reps.ci95.unwrap(), "{ci} vs {reps:?}");
 }

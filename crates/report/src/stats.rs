@@ -814,6 +814,52 @@ pub fn difference(x: &[f64], y: &[f64]) -> Option<Difference> {
     Some(Difference { delta, ci95, welch })
 }
 
+/// y − x where each value is one run's mean (`fwbench trend`'s segments: the unit is
+/// the run, since what a rerun gives differs by more than one run's repetitions say —
+/// placement, residue, the machine's load). Two runs or more a side: Welch over the run
+/// means ([`difference`]). One run against two or more: how far that run lies from the
+/// others, the others' run-to-run spread standing for its own — se = s · √(1 + 1/n),
+/// t with n − 1 degrees of freedom (the test of a new observation against a sample).
+/// One run a side: the difference, with no test.
+pub fn run_difference(x: &[f64], y: &[f64]) -> Option<Difference> {
+    let (fx, fy): (Vec<f64>, Vec<f64>) = (
+        x.iter().copied().filter(|v| v.is_finite()).collect(),
+        y.iter().copied().filter(|v| v.is_finite()).collect(),
+    );
+    let delta = mean(&fy)? - mean(&fx)?;
+    let lone = match (fx.len(), fy.len()) {
+        (1, n) if n >= 2 => Some(&fy),
+        (n, 1) if n >= 2 => Some(&fx),
+        (1, 1) => {
+            return Some(Difference {
+                delta,
+                ci95: None,
+                welch: None,
+            })
+        }
+        _ => None,
+    };
+    let Some(others) = lone else {
+        return difference(&fx, &fy);
+    };
+    let n = others.len() as f64;
+    let se = sample_sd(others)? * (1.0 + 1.0 / n).sqrt();
+    if se == 0.0 || !se.is_finite() {
+        return Some(Difference {
+            delta,
+            ci95: None,
+            welch: None,
+        });
+    }
+    let (t, df) = (delta / se, n - 1.0);
+    let p = inc_beta(df / 2.0, 0.5, df / (df + t * t));
+    Some(Difference {
+        delta,
+        ci95: Some(t_quantile(0.975, df) * se),
+        welch: Some(Welch { t, df, p }),
+    })
+}
+
 /// Count, mean and sample standard deviation of a set of values, known only through
 /// the summaries of its parts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -1017,6 +1063,32 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    /// Runs as the unit: one run against five (10, 12, 11, 13, 9: s = 1.5811) is a new
+    /// observation's test — se = s·√(1 + 1/5) = 1.7321, t = 4 / se = 2.3094 with 4
+    /// degrees of freedom, p = 0.0821, CI = t(0.975, 4)·se = 2.7764 · 1.7321 = 4.8089;
+    /// two or more runs a side are Welch's over the run means; one a side, no test.
+    #[test]
+    fn run_difference_of_known_samples() {
+        let old = [10.0, 12.0, 11.0, 13.0, 9.0];
+        let d = run_difference(&old, &[15.0]).unwrap();
+        assert!(close(d.delta, 4.0, 1e-12));
+        assert!(close(d.ci95.unwrap(), 4.80894, 1e-4), "{d:?}");
+        let w = d.welch.unwrap();
+        assert!(close(w.t, 2.30940, 1e-4) && close(w.df, 4.0, 0.0), "{w:?}");
+        assert!(close(w.p, 0.082086, 1e-4), "{w:?}");
+        // The lone run first: the same, the other way round.
+        let r = run_difference(&[15.0], &old).unwrap();
+        assert!(close(r.delta, -4.0, 1e-12) && close(r.ci95.unwrap(), 4.80894, 1e-4));
+        assert_eq!(
+            run_difference(&old, &[14.0, 16.0]),
+            difference(&old, &[14.0, 16.0])
+        );
+        let one = run_difference(&[1.0], &[2.0]).unwrap();
+        assert_eq!((one.delta, one.ci95, one.welch), (1.0, None, None));
+        // Runs without spread: no test.
+        assert_eq!(run_difference(&[5.0, 5.0], &[6.0]).unwrap().ci95, None);
     }
 
     #[test]

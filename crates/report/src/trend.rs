@@ -319,8 +319,9 @@ const METHOD: &str = "FD.io CSIT jumpavg: minimum description length grouping in
                       largest sample as 12 significant bits)";
 const UNIT: &str = "a point is one run: the mean over its repetitions of the configuration, \
                     95 % CI over those repetitions (none with one); a segment's mean and \
-                    CI are over every sample of its runs; a change is new − old segment \
-                    mean with the 95 % CI of Welch's test over the two segments' samples";
+                    CI are over every sample of its runs; a change is new − old mean of the \
+                    segments' run means, its 95 % CI over runs (Welch's over the run means, \
+                    or one run against the other segment's run-to-run spread)";
 
 impl Trend {
     /// Line up `inputs` by `by`, follow `metrics` and find the change points.
@@ -1011,11 +1012,18 @@ fn segmented(
         .collect();
     let mut changes = Vec::new();
     for (w, g) in groups.windows(2).enumerate() {
-        let (old, new) = (pooled(g[0].0, g[0].1), pooled(g[1].0, g[1].1));
-        let Some(diff) = stats::difference(&old, &new) else {
+        // The unit of a change is the run (its mean over its repetitions): how far a
+        // rerun moves is more than one run's repetitions say (placement, residue, the
+        // machine's load between runs).
+        let run_means =
+            |(a, b): (usize, usize)| -> Vec<f64> { points[a..b].iter().map(|p| p.mean).collect() };
+        let (old, new) = (run_means(g[0]), run_means(g[1]));
+        let Some(diff) = stats::run_difference(&old, &new) else {
             continue;
         };
-        let (from, to) = (segments[w].mean, segments[w + 1].mean);
+        let (Some(from), Some(to)) = (stats::mean(&old), stats::mean(&new)) else {
+            continue;
+        };
         let kind = match dir {
             None => "change",
             Some(Better::Higher) if to < from => "regression",
@@ -1028,14 +1036,11 @@ fn segmented(
             .and_then(|c| (from != 0.0).then(|| c / from.abs() * 100.0));
         let mut doubt = Vec::new();
         match diff.ci95 {
-            None if old.len() >= 2 && new.len() >= 2 => doubt.push(format!(
-                "no CI: no spread in either segment (n={}+{}): no test",
-                old.len(),
-                new.len()
-            )),
+            None if old.len() == 1 && new.len() == 1 => {
+                doubt.push("no CI: one run a side (the unit is the run)".to_string())
+            }
             None => doubt.push(format!(
-                "no CI: a segment of {} sample(s) (n={}+{})",
-                old.len().min(new.len()),
+                "no CI: no spread between the runs (n={}+{} runs): no test",
                 old.len(),
                 new.len()
             )),
