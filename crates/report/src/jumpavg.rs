@@ -94,8 +94,13 @@ pub fn bits(s: &AvgStdev, max_value: f64, unit: f64, prev_avg: Option<f64>) -> f
         return b;
     }
     let stdev = s.stdev / unit;
-    // The standard deviation: uniform from 0 to max.
-    b += (max + 1.0).log2();
+    // The standard deviation, anything from 0 to max: coded as the length is (jumpavg
+    // 0.4.1, 2023: for size 2 the sphere below is 2 points whatever its radius, so a
+    // large stdev must cost already here), normalised for the cut-off at max. (0.4.0
+    // coded it uniform, log2(max + 1): a 2-sample group cost the same whatever its
+    // spread.)
+    b += ((stdev + 1.0) * (stdev + 2.0)).log2();
+    b += (1.0 - 1.0 / (max + 2.0)).log2();
     // The samples lie on a (size − 2)-sphere of radius² = stdev² · size.
     let mut area_ln = std::f64::consts::LN_2;
     area_ln += std::f64::consts::PI.ln() * ((n - 1.0) / 2.0);
