@@ -137,6 +137,9 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
         let at = *index.get(&chain).expect("declared");
         t.chains[at].rules.push(r);
     }
+    for t in &mut tables {
+        t.mark_rewriting_jumps();
+    }
     for t in &tables {
         for c in &t.chains {
             if c.policy.is_some() && !builtins(&t.name).contains(&c.name.as_str()) {
@@ -188,6 +191,16 @@ fn parse_rule(
         }
         r.neg = false;
     }
+    // A target that goes on (not a verdict, a return or a chain) may change the
+    // packet's addresses or ports (DNPT, SNPT …), except those that only log, mark
+    // or trace it.
+    let rewrites = match &r.target {
+        Target::Continue(Some(t)) => !matches!(
+            t.split_whitespace().next(),
+            Some("LOG" | "NFLOG" | "MARK" | "CONNMARK" | "CLASSIFY" | "TRACE" | "NOTRACK")
+        ),
+        _ => false,
+    };
     let rule = Rule {
         line,
         text: format!("-A {rest}"),
@@ -200,6 +213,7 @@ fn parse_rule(
         target: r.target,
         comment: r.comment,
         packets,
+        rewrites,
     };
     (chain, rule)
 }
@@ -381,28 +395,39 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
         }) => proto_name(*p),
         _ => String::new(),
     };
-    let ports: Vec<(&Field, &Cond)> = conds
+    // Single ports or ranges in one `-m tcp` (or udp …) match; a list in a
+    // `-m multiport` match of its own per direction (one multiport match takes one
+    // of --sports and --dports: iptables-restore refuses both in one).
+    let (lists, single): (Vec<_>, Vec<_>) = conds
         .iter()
-        .filter(|(_, c)| matches!(c.values, Values::Ports(_)))
-        .collect();
-    if !ports.is_empty() {
-        let multi = ports
-            .iter()
-            .any(|(_, c)| matches!(&c.values, Values::Ports(p) if p.len() > 1));
-        let _ = write!(s, " -m {}", if multi { "multiport" } else { &proto });
-        for (f, c) in ports {
-            let Values::Ports(rs) = &c.values else {
-                continue;
+        .filter_map(|(f, c)| match &c.values {
+            Values::Ports(rs) => Some((f, c, rs)),
+            _ => None,
+        })
+        .partition(|(_, _, rs)| rs.len() > 1);
+    if !single.is_empty() {
+        let _ = write!(s, " -m {proto}");
+        for (f, c, rs) in single {
+            let o = if *f == Field::Sport {
+                "--sport"
+            } else {
+                "--dport"
             };
-            let list = port_ranges(rs, ':');
-            let o = match (f, multi) {
-                (Field::Sport, true) => "--sports",
-                (_, true) => "--dports",
-                (Field::Sport, false) => "--sport",
-                (_, false) => "--dport",
-            };
-            let _ = write!(s, " {}{o} {}", neg(c), list.join(","));
+            let _ = write!(s, " {}{o} {}", neg(c), port_ranges(rs, ':').join(","));
         }
+    }
+    for (f, c, rs) in lists {
+        let o = if *f == Field::Sport {
+            "--sports"
+        } else {
+            "--dports"
+        };
+        let _ = write!(
+            s,
+            " -m multiport {}{o} {}",
+            neg(c),
+            port_ranges(rs, ':').join(",")
+        );
     }
     if let Some(cm) = &r.comment {
         let _ = write!(s, " -m comment --comment {cm}");

@@ -5,7 +5,7 @@
 //! commutation of two rules, and evaluating a packet through a table's chains.
 //! Must not: read files, run programs or know any engine's syntax.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// An address prefix of either family (IPv4 in the low 32 bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -185,7 +185,25 @@ impl Values {
             _ => false,
         }
     }
-    /// Whether the packet's field `f` has one of the values.
+    /// Whether a packet of this family (`true`: IPv6) can match the values at all,
+    /// negated or not: an address match sees only packets of its own family (nft
+    /// puts `meta nfproto` before `ip saddr …` in an inet table, so `ip saddr != X`
+    /// never matches an IPv6 packet; iptables and ip6tables each see one family).
+    fn family_fits(&self, v6: bool) -> bool {
+        match self {
+            Values::Nets(ns) => ns.iter().any(|n| n.v6 == v6),
+            Values::Proto(_) | Values::Ports(_) | Values::Iface(_) => true,
+        }
+    }
+    /// Whether every packet `self` may match by family is of a family `o` sees.
+    fn family_within(&self, o: &Values) -> bool {
+        match (self, o) {
+            (Values::Nets(a), Values::Nets(_)) => a.iter().all(|n| o.family_fits(n.v6)),
+            _ => true,
+        }
+    }
+    /// Whether the packet's field `f` has one of the values (of the packet's family:
+    /// an address of the other family is never held).
     pub fn holds(&self, p: &Packet, f: Field) -> bool {
         match self {
             Values::Proto(x) => p.proto == *x,
@@ -223,6 +241,11 @@ impl Cond {
             set: None,
         }
     }
+    /// Whether the packet's field `f` matches: of the values' family, and holding one
+    /// of them (not holding any, negated).
+    pub fn matches(&self, p: &Packet, f: Field) -> bool {
+        self.values.family_fits(p.v6) && self.values.holds(p, f) != self.neg
+    }
 }
 
 /// What a rule does when it matches.
@@ -245,6 +268,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// The chains a packet may enter by this target (jump or goto).
+    fn entered(&self) -> Vec<&str> {
+        match self {
+            Target::Jump(t) | Target::Goto(t) => vec![t.as_str()],
+            Target::Map(_, entries) => entries.iter().flat_map(|(_, t)| t.entered()).collect(),
+            Target::Verdict(_) | Target::Return | Target::Continue(_) => vec![],
+        }
+    }
     /// Whether the packet never reaches the next rule of the chain.
     pub fn terminal(&self) -> bool {
         match self {
@@ -270,6 +301,13 @@ pub struct Rule {
     pub comment: Option<String>,
     /// Packets counted by the live box (`iptables-save -c`), if known.
     pub packets: Option<u64>,
+    /// Whether the rule may change a packet's addresses or ports and let it go on
+    /// down the chain (nft `ip daddr set …` or another statement the analysis does
+    /// not model, an iptables target that neither ends the walk nor only logs or
+    /// marks, a jump into a chain holding such a rule:
+    /// [`Table::mark_rewriting_jumps`]). Nothing moves across it, and no rule after
+    /// it is removed as shadowed by one before it.
+    pub rewrites: bool,
 }
 
 impl Rule {
@@ -282,8 +320,12 @@ impl Rule {
             None => false,
             Some(c) => match (oc.neg, c.neg) {
                 (false, false) => oc.values.superset_of(&c.values),
-                (true, false) => oc.values.disjoint(&c.values),
-                (true, true) => c.values.superset_of(&oc.values),
+                (true, false) => {
+                    oc.values.disjoint(&c.values) && c.values.family_within(&oc.values)
+                }
+                (true, true) => {
+                    c.values.superset_of(&oc.values) && c.values.family_within(&oc.values)
+                }
                 (false, true) => false,
             },
         })
@@ -304,17 +346,19 @@ impl Rule {
         })
     }
     /// Whether the two rules may swap places without changing any packet's fate:
-    /// both understood, and either no packet matches both or both end the walk the
-    /// same way.
+    /// both understood, neither may rewrite a packet, and either no packet matches
+    /// both or both end the walk the same way.
     pub fn commutes_with(&self, o: &Rule) -> bool {
         self.conds.is_some()
             && o.conds.is_some()
+            && !self.rewrites
+            && !o.rewrites
             && (self.disjoint(o) || (self.target.terminal() && self.target == o.target))
     }
     /// Whether the rule matches the packet (`None`: the rule is opaque).
     pub fn matches(&self, p: &Packet) -> Option<bool> {
         let c = self.conds.as_ref()?;
-        Some(c.iter().all(|(f, c)| c.values.holds(p, *f) != c.neg))
+        Some(c.iter().all(|(f, c)| c.matches(p, *f)))
     }
 }
 
@@ -381,7 +425,8 @@ impl std::fmt::Display for Packet {
 }
 
 /// What a table does to a packet entering a built-in chain: the final verdict and
-/// every non-terminal rule (LOG, counter, MARK …) it passed, by text.
+/// every non-terminal rule (LOG, counter, MARK …) it passed, and every rule the
+/// analysis cannot read that it was taken to match (nft `log … drop`), by text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fate {
     pub verdict: String,
@@ -394,6 +439,64 @@ const MAX_DEPTH: usize = 64;
 impl Table {
     pub fn chain(&self, name: &str) -> Option<&Chain> {
         self.chains.iter().find(|c| c.name == name)
+    }
+
+    /// Mark each jump into a chain that may rewrite a packet as rewriting: a chain
+    /// may when one of its rules does, or jumps or goes to a chain that may (at any
+    /// depth). A goto itself is not marked: no packet it takes comes back.
+    pub fn mark_rewriting_jumps(&mut self) {
+        let index: HashMap<&str, usize> = self
+            .chains
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_str(), i))
+            .collect();
+        // The chains entering each chain (by jump or goto).
+        let mut callers: Vec<Vec<usize>> = vec![vec![]; self.chains.len()];
+        for (i, c) in self.chains.iter().enumerate() {
+            for t in c.rules.iter().flat_map(|r| r.target.entered()) {
+                if let Some(&j) = index.get(t) {
+                    callers[j].push(i);
+                }
+            }
+        }
+        let mut rewriting: Vec<bool> = self
+            .chains
+            .iter()
+            .map(|c| c.rules.iter().any(|r| r.rewrites))
+            .collect();
+        let mut todo: Vec<usize> = (0..self.chains.len()).filter(|&i| rewriting[i]).collect();
+        while let Some(i) = todo.pop() {
+            for &c in &callers[i] {
+                if !rewriting[c] {
+                    rewriting[c] = true;
+                    todo.push(c);
+                }
+            }
+        }
+        let names: HashSet<String> = self
+            .chains
+            .iter()
+            .zip(&rewriting)
+            .filter(|(_, &w)| w)
+            .map(|(c, _)| c.name.clone())
+            .collect();
+        for r in self.chains.iter_mut().flat_map(|c| &mut c.rules) {
+            let jumps = match &r.target {
+                Target::Jump(t) => vec![t],
+                Target::Map(_, entries) => entries
+                    .iter()
+                    .filter_map(|(_, t)| match t {
+                        Target::Jump(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            };
+            if jumps.iter().any(|t| names.contains(*t)) {
+                r.rewrites = true;
+            }
+        }
     }
 
     /// The packet's fate from built-in chain `start`; opaque rules match when `opaque`
@@ -427,6 +530,11 @@ impl Table {
         for r in &c.rules {
             if !r.matches(p).unwrap_or(opaque) {
                 continue;
+            }
+            // An opaque rule taken as matching counts as met, whatever it does (a log
+            // before its verdict): a rewrite must keep every packet's meeting with it.
+            if r.conds.is_none() && !matches!(r.target, Target::Continue(_)) {
+                passed.push(r.text.clone());
             }
             let target = match &r.target {
                 Target::Map(f, entries) => match entries.iter().find(|(v, _)| v.holds(p, *f)) {

@@ -142,35 +142,76 @@ fn named_sets(items: &[Value]) -> NamedSets {
     out
 }
 
-/// One rule's expressions → (conds or why not, target); `sets` gives a named set of
-/// the rule's table by name.
-fn rule_of(
-    expr: &[Value],
-    sets: &dyn Fn(&str) -> Option<SetRead>,
-) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
+/// Statements the analysis does not model that change no address or port of a
+/// packet (every other one may: `ip daddr set …`, `tcp dport set …`, `dnat` …).
+const KEEPS_PACKET: [&str; 5] = ["reject", "limit", "quota", "set", "notrack"];
+
+/// Whether a statement the analysis does not model may change a packet's addresses
+/// or ports: every one but those of [`KEEPS_PACKET`] and a `mangle` of a meta or ct
+/// key (`meta mark set 1`, `ct mark set …`).
+fn may_rewrite(statement: &str, x: &Value) -> bool {
+    match statement {
+        "mangle" => !(x["key"].get("meta").is_some() || x["key"].get("ct").is_some()),
+        other => !KEEPS_PACKET.contains(&other),
+    }
+}
+
+/// One rule read: its conds or why not, its target, and whether it may change a
+/// packet and let it go on ([`Rule::rewrites`]).
+struct RuleRead {
+    conds: Result<BTreeMap<Field, Cond>, String>,
+    target: Target,
+    rewrites: bool,
+}
+
+/// One rule's expressions → [`RuleRead`]; `sets` gives a named set of the rule's
+/// table by name.
+fn rule_of(expr: &[Value], sets: &dyn Fn(&str) -> Option<SetRead>) -> RuleRead {
     let mut m = Matches {
         conds: BTreeMap::new(),
         why: None,
         sets,
     };
     let mut target = Target::Continue(None);
+    let mut rewrites = false;
+    // A statement whose effect the model's target cannot carry beside a verdict (a
+    // log, a named counter): a merge or move rebuilding the rule would lose it.
+    let mut effect: Option<String> = None;
     for e in expr {
         let Some((k, x)) = e.as_object().and_then(|m| m.iter().next()) else {
             continue;
         };
         match k.as_str() {
+            "counter" if x.is_string() => {
+                effect.get_or_insert(format!("named counter {x}"));
+            }
             "counter" => {}
             "accept" => target = Target::Verdict("ACCEPT".into()),
             "drop" => target = Target::Verdict("DROP".into()),
             "return" => target = Target::Return,
             "jump" => target = Target::Jump(x["target"].as_str().unwrap_or("").into()),
             "goto" => target = Target::Goto(x["target"].as_str().unwrap_or("").into()),
-            "log" => target = Target::Continue(Some(format!("log {x}"))),
+            "log" => {
+                effect.get_or_insert("`log`".into());
+                target = Target::Continue(Some(format!("log {x}")));
+            }
             "match" => m.one(x),
-            other => m.opaque(format!("statement `{other}` the analysis does not model")),
+            other => {
+                rewrites |= may_rewrite(other, x);
+                m.opaque(format!("statement `{other}` the analysis does not model"))
+            }
         }
     }
-    (m.why.map_or(Ok(m.conds), Err), target)
+    if let Some(effect) = effect.filter(|_| !matches!(target, Target::Continue(_))) {
+        m.opaque(format!(
+            "{effect} with a verdict: kept as it is (a merge or move would lose it)"
+        ));
+    }
+    RuleRead {
+        conds: m.why.map_or(Ok(m.conds), Err),
+        target,
+        rewrites,
+    }
 }
 
 /// A rule's matches being read: the conditions so far, or why the rule is opaque.
@@ -368,7 +409,11 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, ListingError> {
                     sets.get(&(family.clone(), tname.clone(), name.to_owned()))
                         .cloned()
                 };
-                let (conds, target) = rule_of(&expr, &lookup);
+                let RuleRead {
+                    conds,
+                    target,
+                    rewrites,
+                } = rule_of(&expr, &lookup);
                 let text = texts
                     .get(&(family.clone(), tname.clone(), chain.clone(), handle))
                     .cloned()
@@ -395,10 +440,14 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, ListingError> {
                     target,
                     comment: o.get("comment").map(|c| c.to_string()),
                     packets,
+                    rewrites,
                 });
             }
             _ => {}
         }
+    }
+    for t in &mut out {
+        t.table.mark_rewriting_jumps();
     }
     Ok(out)
 }

@@ -4,8 +4,9 @@
 //! commutes with), hot rules moved earlier across rules they commute with.
 //!
 //! Must not: touch a rule it cannot read (opaque rules stay where they are and
-//! nothing crosses them), logging or counting rules (kept), or anything but the
-//! chain at hand.
+//! nothing crosses them), logging or counting rules (kept), move a rule across one
+//! that may rewrite a packet or remove one as shadowed across it, or anything but
+//! the chain at hand.
 
 use super::model::{Cond, Field, Rule, Table, Target, Values};
 use super::{Change, ChangeKind};
@@ -18,9 +19,10 @@ const MAX_CROSSED: usize = 64;
 /// Most ports one `multiport` match takes (a range counts twice).
 const MULTIPORT_MAX: usize = 15;
 
-/// A rule that may be merged with others: understood, ends the walk.
+/// A rule that may be merged with others: understood, ends the walk, changes no
+/// packet.
 fn mergeable(r: &Rule) -> bool {
-    r.conds.is_some() && r.target.terminal()
+    r.conds.is_some() && r.target.terminal() && !r.rewrites
 }
 
 /// The one field in which two rules differ, if it is one a set can hold.
@@ -37,10 +39,15 @@ fn one_difference(a: &Rule, b: &Rule) -> Option<Field> {
         return None;
     };
     let (x, y) = (ca.get(&f)?, cb.get(&f)?);
-    let settable = matches!(
-        (&x.values, &y.values),
-        (Values::Nets(_), Values::Nets(_)) | (Values::Ports(_), Values::Ports(_))
-    );
+    let settable = match (&x.values, &y.values) {
+        // A set holds addresses of one family (nft refuses `{ 192.0.2.1, 2001:db8::1 }`).
+        (Values::Nets(a), Values::Nets(b)) => {
+            let v6 = a.first().map(|n| n.v6);
+            a.iter().chain(b).all(|n| Some(n.v6) == v6)
+        }
+        (Values::Ports(_), Values::Ports(_)) => true,
+        _ => false,
+    };
     // A named set stays what it is: nothing is merged into it or out of it.
     let named = x.set.is_some() || y.set.is_some();
     (settable && !x.neg && !y.neg && !named).then_some(f)
@@ -138,16 +145,27 @@ fn pieces(n: usize, mut find: impl FnMut(&[bool], usize) -> Option<Run>) -> Vec<
 }
 
 impl ChainRewrite<'_> {
-    /// Step 1: remove every understood rule an earlier rule takes every packet of.
+    /// Step 1: remove every understood rule an earlier rule takes every packet of,
+    /// when no rule between them may rewrite a packet (one that did could make a
+    /// packet the earlier rule let pass match the later one).
     fn remove_covered(&mut self, rules: Vec<Rule>) -> Vec<Rule> {
         let mut kept: Vec<Rule> = Vec::with_capacity(rules.len());
+        // Only the kept rules from here on may cover the next one: none after the
+        // last rule that may rewrite a packet.
+        let mut from = 0;
         for r in rules {
             if mergeable(&r) {
-                if let Some(k) = kept.iter().find(|k| mergeable(k) && r.covered_by(k)) {
+                if let Some(k) = kept[from..]
+                    .iter()
+                    .find(|k| mergeable(k) && r.covered_by(k))
+                {
                     let change = self.covered(&r, k);
                     self.changes.push(change);
                     continue;
                 }
+            }
+            if r.rewrites {
+                from = kept.len() + 1;
             }
             kept.push(r);
         }
@@ -413,9 +431,12 @@ fn verdict_text(t: &Target) -> String {
     }
 }
 
-/// A rule whose verdict a vmap entry can hold: understood, accept/drop/return/jump/goto.
+/// A rule whose verdict a vmap entry can hold: understood, changes no packet (a jump
+/// into a chain that may rewrite one must stay before the rules after it),
+/// accept/drop/return/jump/goto.
 fn mappable(r: &Rule) -> bool {
     r.conds.is_some()
+        && !r.rewrites
         && match &r.target {
             Target::Verdict(v) => v == "ACCEPT" || v == "DROP",
             Target::Return | Target::Jump(_) | Target::Goto(_) => true,
@@ -433,6 +454,7 @@ fn values_disjoint(a: &Values, b: &Values) -> bool {
         target: Target::Continue(None),
         comment: None,
         packets: None,
+        rewrites: false,
     };
     rule(a).disjoint(&rule(b))
 }

@@ -340,7 +340,17 @@ fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
         "{:?}",
         a.changes[0]
     );
-    assert_eq!(a.kept, [(2, "stateful match `ct`".to_owned())]);
+    // The log before the drop is kept as it is: nothing rebuilds it.
+    assert_eq!(
+        a.kept,
+        [
+            (2, "stateful match `ct`".to_owned()),
+            (
+                12,
+                "`log` with a verdict: kept as it is (a merge or move would lose it)".to_owned()
+            )
+        ]
+    );
     // The original, handles dropped, for measuring with the same engine.
     let (orig, _) = a.as_nft.unwrap();
     assert!(
@@ -706,4 +716,226 @@ fn the_counts_of_a_measured_run_move_hot_rules_like_the_files_own() {
         "{}",
         moved[0].reason
     );
+}
+
+/// nft's read-back of nft-advise-traps.nft (one table per trap), advised.
+fn traps() -> Advice {
+    advised_nft("nft-advise-traps", "nft-advise-traps.nft")
+}
+
+/// The changes of `a` in chain `chain` (`FAMILY TABLE CHAIN`).
+fn changes_in<'a>(a: &'a Advice, chain: &str) -> Vec<&'a Change> {
+    a.changes.iter().filter(|c| c.chain == chain).collect()
+}
+
+#[test]
+fn an_ipv4_match_in_an_inet_table_never_matches_ipv6() {
+    // `ip saddr != 192.0.2.0/24 tcp dport 22 drop` matches no IPv6 packet (nft puts
+    // `meta nfproto ipv4` before it): the IPv6 drop after it is no shadowed rule.
+    let a = traps();
+    assert_eq!(changes_in(&a, "inet fam input"), [] as [&Change; 0]);
+    let v6 = |s: &str| Packet {
+        src: u128::from(s.parse::<std::net::Ipv6Addr>().unwrap()),
+        proto: 6,
+        dport: 22,
+        ..base_packet(true)
+    };
+    let tables = nftjson::parse(
+        &fixture("nft-advise-traps.json"),
+        &fixture("nft-advise-traps.txt"),
+    )
+    .unwrap();
+    let fam = &tables[0].table;
+    assert_eq!(fam.name, "inet fam");
+    let (ipv4_not, ipv6_drop) = (&fam.chains[0].rules[0], &fam.chains[0].rules[1]);
+    assert_eq!(ipv4_not.matches(&v6("2001:db8::1")), Some(false));
+    assert_eq!(ipv6_drop.matches(&v6("2001:db8::1")), Some(true));
+    assert!(!ipv6_drop.covered_by(ipv4_not));
+    // The IPv4 packets it does match (from outside 192.0.2.0/24).
+    let v4 = Packet {
+        proto: 6,
+        dport: 22,
+        ..base_packet(false)
+    };
+    assert_eq!(ipv4_not.matches(&v4), Some(true));
+    // The proof's IPv6 probes see the IPv6 drop gone.
+    let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut after = before.clone();
+    after[0].chains[0].rules.remove(1);
+    let e = check(&before, &after, true).unwrap_err().to_string();
+    assert!(e.ends_with("DROP before, policy ACCEPT after"), "{e}");
+}
+
+#[test]
+fn a_log_or_a_named_counter_beside_a_verdict_is_never_merged_away() {
+    // Four accepts differing only in the port; the second logs, the third counts
+    // into the named counter `web`: merged into one rule, both would be lost.
+    let a = traps();
+    assert_eq!(changes_in(&a, "inet logs input"), [] as [&Change; 0]);
+    for (handle, why) in [
+        (
+            4,
+            "`log` with a verdict: kept as it is (a merge or move would lose it)",
+        ),
+        (
+            5,
+            "named counter \"web\" with a verdict: kept as it is (a merge or move would \
+             lose it)",
+        ),
+    ] {
+        assert!(
+            a.kept.contains(&(handle, why.to_owned())),
+            "{handle}: {:?}",
+            a.kept
+        );
+    }
+    // The proof counts the log as met: a ruleset without it is refused.
+    let tables = nftjson::parse(
+        &fixture("nft-advise-traps.json"),
+        &fixture("nft-advise-traps.txt"),
+    )
+    .unwrap();
+    let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut after = before.clone();
+    let rules = &mut after[1].chains[0].rules;
+    assert_eq!(rules[1].text, "tcp dport 22 log prefix \"ssh: \" accept");
+    rules[1] = Rule {
+        line: 0,
+        text: "tcp dport 22 accept".into(),
+        conds: rules[0].conds.clone().map(|mut c| {
+            c.insert(
+                Field::Dport,
+                model::Cond::new(false, Values::Ports(vec![(22, 22)])),
+            );
+            c
+        }),
+        opaque: None,
+        target: model::Target::Verdict("ACCEPT".into()),
+        comment: None,
+        packets: None,
+        rewrites: false,
+    };
+    let e = check(&before, &after, false).unwrap_err().to_string();
+    assert!(
+        e.contains("ACCEPT after tcp dport 22 log prefix \"ssh: \" accept before"),
+        "{e}"
+    );
+}
+
+#[test]
+fn no_rule_is_removed_or_moved_across_one_that_rewrites_packets() {
+    let a = traps();
+    // `ip daddr 192.0.2.1 ip daddr set 198.51.100.1` sends packets to 192.0.2.1 on
+    // to the accept of 198.51.100.1: that accept is no shadowed rule.
+    assert_eq!(changes_in(&a, "inet rw input"), [] as [&Change; 0]);
+    assert!(
+        a.kept.contains(&(
+            3,
+            "statement `mangle` the analysis does not model".to_owned()
+        )),
+        "{:?}",
+        a.kept
+    );
+    // The jump into `rewrite` sends packets to 192.0.2.1 on to the hot drop of
+    // 198.51.100.1: the drop may not move above it, though their matches are
+    // disjoint.
+    assert_eq!(changes_in(&a, "inet hot input"), [] as [&Change; 0]);
+    let tables = nftjson::parse(
+        &fixture("nft-advise-traps.json"),
+        &fixture("nft-advise-traps.txt"),
+    )
+    .unwrap();
+    let hot = &tables[3].table;
+    assert_eq!(hot.name, "inet hot");
+    let (jump, drop) = (&hot.chains[0].rules[0], &hot.chains[0].rules[1]);
+    assert!(jump.rewrites && !drop.rewrites);
+    assert!(jump.disjoint(drop) && !drop.commutes_with(jump));
+}
+
+#[test]
+fn an_address_set_holds_one_family() {
+    // The IPv4 drops become one set; the IPv6 drop between them (no common packet)
+    // stays a rule of its own: nft refuses a set of both families.
+    let a = traps();
+    let c = changes_in(&a, "inet mix input");
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(
+        (c[0].kind, &c[0].lines[..]),
+        (ChangeKind::Merged, &[2, 4, 5][..])
+    );
+    assert!(
+        a.text.contains(
+            "table inet mix {\n\
+             \tchain input {\n\
+             \t\ttype filter hook input priority filter; policy accept;\n\
+             \t\tip saddr { 198.51.100.1, 203.0.113.1, 203.0.113.2 } counter drop\n\
+             \t\tip6 saddr 2001:db8::1 drop\n\
+             \t}\n"
+        ),
+        "{}",
+        a.text
+    );
+}
+
+#[test]
+fn a_merged_rule_with_both_ports_writes_one_multiport_match_per_direction() {
+    // iptables-restore refuses `-m multiport --sports … --dports …`.
+    let a = advised(
+        "-A INPUT -p tcp -m tcp --sport 1024:65535 --dport 80 -j ACCEPT\n\
+         -A INPUT -p tcp -m tcp --sport 1024:65535 --dport 443 -j ACCEPT\n",
+    );
+    assert_eq!(
+        rules_of(&a.text),
+        ["-A INPUT -p tcp -m tcp --sport 1024:65535 -m multiport --dports 80,443 -j ACCEPT"]
+    );
+    // Both directions lists: two multiport matches.
+    let (t, _) = iptables::parse(
+        "f",
+        &filter(
+            "-A INPUT -p udp -m multiport --sports 53,123 -m multiport --dports 53,123 \
+             -j ACCEPT\n",
+        ),
+    )
+    .unwrap();
+    let mut r = t[0].chains[0].rules[0].clone();
+    r.line = 0;
+    let (text, _) = iptables::render(
+        &[Table {
+            chains: vec![Chain {
+                rules: vec![r],
+                ..t[0].chains[0].clone()
+            }],
+            ..t[0].clone()
+        }],
+        false,
+        &[],
+    );
+    assert_eq!(
+        rules_of(&text),
+        ["-A INPUT -p udp -m multiport --sports 53,123 -m multiport --dports 53,123 -j ACCEPT"]
+    );
+    // The output reads back as the same rule.
+    let (back, _) = iptables::parse("out", &a.text).unwrap();
+    let r = &back[0].chains[0].rules[0];
+    assert_eq!(r.conds.as_ref().map(|c| c.len()), Some(3), "{r:?}");
+}
+
+#[test]
+fn an_iptables_target_that_rewrites_addresses_is_crossed_by_no_removal() {
+    // DNPT sends packets to 2001:db8:1::1 on to the accept of 2001:db8::1; a MARK
+    // changes no address or port.
+    let text = |between: &str| {
+        format!(
+            "*mangle\n:PREROUTING ACCEPT [0:0]\n\
+             -A PREROUTING -d 2001:db8::1/128 -j DROP\n\
+             -A PREROUTING {between}\n\
+             -A PREROUTING -d 2001:db8::1/128 -j ACCEPT\nCOMMIT\n"
+        )
+    };
+    let dnpt = "-d 2001:db8:1::/48 -j DNPT --src-pfx 2001:db8:1::/48 --dst-pfx 2001:db8::/48";
+    let a = advise("f", &text(dnpt)).unwrap();
+    assert!(a.changes.is_empty(), "{:?}", a.changes);
+    let a = advise("f", &text("-d 2001:db8:1::/48 -j MARK --set-mark 1")).unwrap();
+    assert_eq!(a.changes.len(), 1, "{:?}", a.changes);
+    assert_eq!(a.changes[0].kind, ChangeKind::Shadowed);
 }

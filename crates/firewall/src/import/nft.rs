@@ -97,6 +97,16 @@ pub fn import_nft_listing(
     let items = v["nftables"].as_array().cloned().unwrap_or_default();
     let mut notes: Vec<String> = vec![];
     let tables = tables_to_import(&items, ip, &mut notes);
+    if let Some((family, name)) = tables.iter().find(|t| dormant(&items, listing, t)) {
+        return file_error(
+            source,
+            format!(
+                "table {family} {name} is dormant (`flags dormant`): on the host it filters \
+                 nothing, but imported it would filter every packet; refused (remove the \
+                 table, or its flag, from the file)"
+            ),
+        );
+    }
     if tables.is_empty() {
         return file_error(
             source,
@@ -148,6 +158,42 @@ fn tables_to_import(items: &[Value], ip: Ip, notes: &mut Vec<String>) -> Vec<(St
         }
     }
     tables
+}
+
+/// Whether table `(family, name)` has the flag `dormant` (its chains see no packet):
+/// in nft's JSON (`"flags": "dormant"` or a list of flags) or in its listing (nft
+/// 1.0.6 writes another word than the flag's name in the JSON), where the table's
+/// flags are the `flags …` line before its first set, chain or other object.
+fn dormant(items: &[Value], listing: &str, (family, name): &(String, String)) -> bool {
+    let json = items
+        .iter()
+        .filter_map(|i| i.get("table"))
+        .filter(|t| t["family"] == family.as_str() && t["name"] == name.as_str())
+        .any(|t| match &t["flags"] {
+            Value::String(f) => f == "dormant",
+            Value::Array(fs) => fs.iter().any(|f| f == "dormant"),
+            _ => false,
+        });
+    let mut in_table = false;
+    let mut text = false;
+    for line in listing.lines() {
+        let body = line
+            .rsplit_once(" # handle ")
+            .map_or(line, |(b, _)| b)
+            .trim();
+        let words: Vec<&str> = body.split_whitespace().collect();
+        match words[..] {
+            ["table", f, n, "{"] => in_table = f == family && n == name,
+            _ if body.ends_with('{') || body == "}" => in_table = false,
+            ["flags", ..] if in_table => {
+                text |= body["flags".len()..]
+                    .split(',')
+                    .any(|f| f.trim() == "dormant");
+            }
+            _ => {}
+        }
+    }
+    json || text
 }
 
 /// The listing being rewritten: the batch's parts so far and the imported rules.
@@ -523,6 +569,9 @@ fn rename_refs(v: &mut serde_json::Value, prefix: &str) {
         Value::Object(m) => {
             for (k, x) in m.iter_mut() {
                 match x {
+                    // A set reference first: `{"set": {"op": "update", "set": "@s"}}`
+                    // names the set `s` under the key of an object kind.
+                    Value::String(s) if s.starts_with('@') => rename_refs(x, prefix),
                     Value::Object(t) if k == "jump" || k == "goto" => {
                         if let Some(Value::String(c)) = t.get_mut("target") {
                             *c = format!("{prefix}{c}");
@@ -768,5 +817,70 @@ mod tests {
         );
         assert_eq!((p.user_chain.as_str(), p.index), ("input", 1));
         assert_eq!(imp.rules, 2);
+    }
+
+    #[test]
+    fn a_dormant_table_is_refused() {
+        // nft 1.0.6's read-back of `table ip t { flags dormant; chain input { type
+        // filter hook input priority 0; policy drop; } }`: its JSON names the flag
+        // wrongly ("ip"), its listing rightly.
+        let json = r#"{"nftables": [
+            {"table": {"family": "ip", "name": "t", "handle": 2, "flags": "ip"}},
+            {"chain": {"family": "ip", "table": "t", "name": "input", "handle": 1,
+              "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}
+        ]}"#;
+        let listing = "table ip t { # handle 2\n\tflags dormant\n\n\tchain input { # handle 1\n\
+                       \t\ttype filter hook input priority filter; policy drop;\n\t}\n}\n";
+        let e = import_nft_listing("f.nft", json, listing, Ip::V4)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "f.nft: table ip t is dormant (`flags dormant`): on the host it filters \
+             nothing, but imported it would filter every packet; refused (remove the \
+             table, or its flag, from the file)"
+        );
+        // Newer nft names the flag in the JSON (alone, or in a list).
+        for flags in [r#""dormant""#, r#"["dormant", "persist"]"#] {
+            let json = json.replace(r#""flags": "ip""#, &format!(r#""flags": {flags}"#));
+            let e = import_nft_listing("f.nft", &json, "", Ip::V4).unwrap_err();
+            assert!(e.to_string().contains("is dormant"), "{flags}: {e}");
+        }
+        // Without the flag (and the set's own flags line is not the table's).
+        let awake = json.replace(r#", "flags": "ip""#, "");
+        let listing = "table ip t { # handle 2\n\tset s { # handle 3\n\t\ttype ipv4_addr\n\
+                       \t\tflags dynamic\n\t}\n}\n";
+        assert!(import_nft_listing("f.nft", &awake, listing, Ip::V4).is_ok());
+        // A dormant table of the other IP version is left out, not refused.
+        let six = awake.replace(r#""ip""#, r#""ip6""#).replace(
+            r#""name": "t", "handle": 2"#,
+            r#""name": "t", "handle": 2, "flags": "dormant""#,
+        );
+        let both = format!(
+            "{{\"nftables\": [{}, {}]}}",
+            serde_json::from_str::<Value>(&awake).unwrap()["nftables"][0],
+            serde_json::from_str::<Value>(&six).unwrap()["nftables"][0]
+        );
+        assert!(import_nft_listing("f.nft", &both, "", Ip::V4).is_ok());
+    }
+
+    #[test]
+    fn a_set_a_rule_updates_is_renamed_as_a_set_with_several_tables() {
+        // `update @s { ip saddr }` in table ip filter, beside table inet raw.
+        let json = r#"{"nftables": [
+            {"table": {"family": "ip", "name": "filter", "handle": 1}},
+            {"table": {"family": "inet", "name": "raw", "handle": 2}},
+            {"set": {"family": "ip", "name": "s", "table": "filter", "type": "ipv4_addr",
+              "handle": 2, "size": 65535, "flags": ["dynamic"]}},
+            {"chain": {"family": "ip", "table": "filter", "name": "input", "handle": 1,
+              "type": "filter", "hook": "input", "prio": 0, "policy": "accept"}},
+            {"rule": {"family": "ip", "table": "filter", "chain": "input", "handle": 3,
+              "expr": [{"set": {"op": "update", "elem": {"payload": {"protocol": "ip",
+              "field": "saddr"}}, "set": "@s"}}]}}
+        ]}"#;
+        let imp = import_nft_listing("f.nft", json, "", Ip::V4).unwrap();
+        assert!(imp.text.contains(r#""set":"@ip-filter-s""#), "{}", imp.text);
+        assert!(!imp.text.contains("ip-filter-@s"), "{}", imp.text);
+        assert!(imp.text.contains(r#""name":"ip-filter-s""#), "{}", imp.text);
     }
 }

@@ -445,7 +445,7 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
     if !a.kept.is_empty() {
         let _ = writeln!(
             s,
-            "left in place (the analysis cannot read them; nothing crosses them):"
+            "left in place (the analysis cannot read them or must keep them as written; nothing moves across them):"
         );
         for (line, why) in &a.kept {
             let _ = writeln!(s, "  {unit} {line}: {why}");
