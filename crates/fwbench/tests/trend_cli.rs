@@ -382,7 +382,7 @@ fn a_changes_ci_is_over_runs_not_repetitions() {
     let dir = TempDir::new();
     // Repetition i of run n is i = 3n + rep: the run's level, ± 0.1 % by repetition.
     fn level(i: u32) -> f64 {
-        let run = if (i / 3) % 2 == 0 { 1.0 } else { 1.04 };
+        let run = if (i / 3).is_multiple_of(2) { 1.0 } else { 1.04 };
         run * (1.0 + 0.001 * f64::from(i % 3))
     }
     for n in 1..=12 {

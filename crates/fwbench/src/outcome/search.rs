@@ -27,6 +27,11 @@ pub struct Point {
     /// counts that as a fail (`SearchParams::queue_fails`: `--load`'s capacity).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub queue_grew: bool,
+    /// Which role the step's trial was judged limited by (`None`: not judged): a step
+    /// that failed at fwbench's sink failed for fwbench, not the gateway (the search's
+    /// `witness` reads it; the trial row stores it).
+    #[serde(skip)]
+    pub limited_by: Option<results::LimitedBy>,
 }
 
 impl Point {
@@ -64,20 +69,20 @@ impl SearchSummary {
             SearchSummary::Mlr(r) => &r.doubts,
             SearchSummary::Degrade(r) => &r.doubts,
             SearchSummary::Envelope(r) => &r.doubts,
-            SearchSummary::SweetSpot(_) => &[],
+            SearchSummary::SweetSpot(r) => &r.doubts,
         }
     }
 
-    /// Whether the search converged (a sweet spot always does). One that did not
-    /// carries a doubt saying why (contradicting trials, out of trials), so its
-    /// status is `flagged`; `fwbench ndr | mlr | degrade` then exit 1.
+    /// Whether the search converged. One that did not carries a doubt saying why
+    /// (contradicting trials, out of trials), so its status is `flagged`; `fwbench ndr
+    /// | mlr | degrade` then exit 1.
     pub fn converged(&self) -> bool {
         match self {
             SearchSummary::Ndr(r) => r.converged,
             SearchSummary::Degrade(r) => r.converged,
             SearchSummary::Mlr(r) => r.converged,
             SearchSummary::Envelope(r) => r.converged,
-            SearchSummary::SweetSpot(_) => true,
+            SearchSummary::SweetSpot(r) => r.converged,
         }
     }
 
@@ -127,8 +132,11 @@ impl SearchSummary {
                 ),
             },
             SearchSummary::SweetSpot(r) => format!(
-                "sweet spot: {} parallel, {:.0} sessions/s ({} trials)",
-                r.best_parallel, r.best_sessions_per_s, r.trials
+                "sweet spot: {} parallel, {:.0} sessions/s ({} trials){}",
+                r.best_parallel,
+                r.best_sessions_per_s,
+                r.trials,
+                if r.converged { "" } else { ", NOT converged" }
             ),
             SearchSummary::Envelope(r) => r.answer(),
         }
@@ -315,6 +323,13 @@ pub struct SweetSpotReport {
     pub plateau: Vec<u32>,
     pub points: Vec<SweetPoint>,
     pub trials: usize,
+    /// False: it stopped on its trial budget before it was done (then a doubt says so).
+    pub converged: bool,
+    /// Why the best may not be the sweet spot: it is at the largest parallelism
+    /// searched (no peak found: a lower bound; still converged), or the search ran out
+    /// of trials (the `search` module's `witness`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// The safe envelope at one installed size: the highest update rate that kept the

@@ -517,9 +517,13 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                         crate::params::search::Search::Ndr(_)
                         | crate::params::search::Search::Mlr(_),
                     ) => (v, "-".to_string()),
+                    // Its answer is updates/s, no column's: the rules it ran at, and the
+                    // rate in its line below.
+                    Some(crate::params::search::Search::Envelope(_)) => {
+                        ("-".to_string(), p.rules.to_string())
+                    }
                     Some(
                         crate::params::search::Search::Degrade(_)
-                        | crate::params::search::Search::Envelope(_)
                         | crate::params::search::Search::SweetSpot,
                     )
                     | None => ("-".to_string(), v),
@@ -543,7 +547,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         Some(r)
     });
     if !searches.is_empty() {
-        out += "searches (ndr: recv pps is the rate found; degrade: rules is the first degraded count):\n";
+        out += "searches (ndr: recv pps is the rate found; degrade: rules is the first degraded count; envelope: rules is the count installed, its rate on its line):\n";
         out += &searches.join("\n");
         out += "\n";
     }

@@ -112,14 +112,18 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
                 out += &format!("  bracket: passes at {:.0} pps, fails at {:.0} pps\n", x, f);
             }
         }
-        None => {
-            out += &format!(
-                "{what}: no rate passed (lowest failing {:.0} pps)\n",
-                r.fail_pps.unwrap_or(0.0)
-            )
-        }
+        None => out += &format!("{what}: {}\n", no_rate(r.fail_pps)),
     }
     out + &latency_text(&r.latency)
+}
+
+/// A search's answer where no rate passed: the lowest that failed, or that none did
+/// either (out of trials before a verdict; no rate is invented for it).
+fn no_rate(fail: Option<f64>) -> String {
+    match fail {
+        Some(f) => format!("no rate passed (lowest failing {f:.0} pps)"),
+        None => "no rate passed and none failed: no verdict".to_string(),
+    }
 }
 
 /// One-way delay at fractions of the rate found, one line per fraction.
@@ -201,10 +205,7 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
                     None => " — everything the sender offered passed: the sender, not the gateway, is the limit".into(),
                 }
             ),
-            (None, f) => format!(
-                "  {what}: no rate passed (lowest failing {:.0} pps)\n",
-                f.unwrap_or(0.0)
-            ),
+            (None, f) => format!("  {what}: {}\n", no_rate(f)),
         };
     }
     out + &latency_text(&r.latency)
@@ -349,5 +350,54 @@ mod tests {
         let d =
             crate::plan::build::try_test_search(SearchKind::Degrade, &[("engine", "nft")]).unwrap();
         assert!(headed("degrade", &d).starts_with("degrade forward "));
+    }
+
+    /// A goal with no bound (out of trials before a final trial passed or failed it)
+    /// invents no rate: "lowest failing 0 pps" was said of a rate never measured.
+    #[test]
+    fn a_goal_without_bounds_invents_no_failing_rate() {
+        use crate::outcome::search::MlrGoal;
+        use crate::params::workload::SearchKind;
+        let p = crate::plan::build::try_test_search(SearchKind::Mlr, &[]).unwrap();
+        let goal = |loss_ratio, fail_pps| MlrGoal {
+            loss_ratio,
+            rate_pps: None,
+            rate_bps_payload: None,
+            rate_bps_l2: None,
+            fail_pps,
+        };
+        let r = MlrReport {
+            mode: "mlr",
+            goals: vec![goal(0.0, None), goal(0.005, Some(1000.0))],
+            rate_pps: None,
+            rate_bps_l2: None,
+            fail_pps: None,
+            precision: 0.02,
+            final_duration_s: 2.0,
+            initial_duration_s: 1.0,
+            payload: 18,
+            frame: 64,
+            ceiling_pps: 895_463.0,
+            ceiling_given: true,
+            limited_by_sender: false,
+            converged: false,
+            trials: 1,
+            trial_time_s: 1.0,
+            curve: vec![],
+            latency: vec![],
+            doubts: vec![],
+        };
+        let text = mlr_text(&p, &r);
+        assert!(!text.contains("lowest failing 0 pps"), "{text}");
+        assert!(
+            text.contains("  no-drop rate (NDR): no rate passed and none failed: no verdict\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  rate at ≤ 0.5 % loss (PDR): no rate passed (lowest failing 1000 pps)\n"
+            ),
+            "{text}"
+        );
     }
 }

@@ -132,3 +132,56 @@ fn a_workloads_times_are_its_commands_that_succeeded() {
         ["1", "-", "-", "-", "1"]
     );
 }
+
+/// An envelope's row in the run table: the rules column is the rule count it ran at,
+/// not its answer (0.5 updates/s read "0" there, as if no rule stood); its rate is on
+/// its line below the table, with its unit.
+#[test]
+fn an_envelopes_row_keeps_its_rule_count() {
+    use crate::outcome::search::{EnvelopeReport, SearchSummary};
+    use crate::params::workload::SearchKind;
+    let p = crate::plan::build::try_test_search(
+        SearchKind::Envelope,
+        &[
+            ("engine", "nft"),
+            ("rules", "1000"),
+            ("rate", "2kpps"),
+            ("duration", "4s"),
+            ("event", "add:1@1s"),
+        ],
+    )
+    .unwrap();
+    let r = EnvelopeReport {
+        update: "add:1 (batch)".into(),
+        installed: 1000,
+        targets: p.search_params().unwrap().envelope.clone().unwrap(),
+        precision: 0.1,
+        rate: Some(0.5),
+        fail_rate: Some(0.55),
+        ceiling_held: false,
+        converged: true,
+        trials: 7,
+        points: vec![],
+        doubts: vec![],
+    };
+    let o = Outcome::started("t0".into()).with_search(SearchSummary::Envelope(r));
+    let t = PlannedTrial {
+        key: "k".into(),
+        rep: 1,
+        params: p,
+    };
+    let table = summary_table("run", &[(t, o)]);
+    let header = table.lines().find(|l| l.starts_with('#')).unwrap();
+    let row = table.lines().find(|l| l.starts_with('1')).unwrap();
+    // The cell under "rules" (right-aligned: it ends where its header does).
+    let end = header.find("rules").unwrap() + "rules".len();
+    assert_eq!(
+        row[..end].split_whitespace().last(),
+        Some("1000"),
+        "{table}"
+    );
+    assert!(
+        table.contains("envelope of add:1 (batch) at 1000 rules: 0.50 updates/s (0.55 did not)"),
+        "{table}"
+    );
+}

@@ -119,14 +119,17 @@ mod tests {
 
     /// A degrade search on a gateway whose flow loses 10 % above `loses_above` rules;
     /// steps above `queues_above` (but not losing) are flagged for a queue that filled
-    /// through them, and steps at `behind` rules had their sender behind (sent 80 %),
-    /// judged the sender's limit unless `shared` (the rules took its CPU).
+    /// through them, and the step at `judged`'s rules was judged limited by its role:
+    /// the sender or a shared CPU (the rules took its CPU) with the sender behind (sent
+    /// 80 %), or the sink.
     fn search_with(
         loses_above: u32,
         queues_above: u32,
-        behind: Option<u32>,
-        shared: bool,
+        judged: Option<(u32, LimitedBy)>,
     ) -> (DegradeReport, Outcome) {
+        let behind = judged
+            .filter(|(_, by)| *by != LimitedBy::Sink)
+            .map(|(x, _)| x);
         let p = crate::plan::build::test_params(
             Workload::Flow,
             &[("engine", "nft"), ("rate", "10kpps")],
@@ -152,14 +155,10 @@ mod tests {
                 let why = format!("planted queue at {} rules", q.rules);
                 o.doubts.push(Doubt::new(DoubtKind::QueueGrowing, why));
             }
-            if let (true, Some(Figures::Packet(s))) = (Some(q.rules) == behind, o.figures.as_mut())
-            {
+            let by = judged.filter(|(x, _)| *x == q.rules).map(|(_, by)| by);
+            if let (Some(by), Some(Figures::Packet(s))) = (by, o.figures.as_mut()) {
                 s.limited_by = Some(Box::new(crate::limited_by::Limit {
-                    by: if shared {
-                        LimitedBy::SharedCpu
-                    } else {
-                        LimitedBy::Sender
-                    },
+                    by,
                     why: "planted".into(),
                     sender_cpu: None,
                     gateway_cpu: None,
@@ -180,7 +179,11 @@ mod tests {
         queues_above: u32,
         behind: Option<u32>,
     ) -> (DegradeReport, Outcome) {
-        search_with(loses_above, queues_above, behind, false)
+        search_with(
+            loses_above,
+            queues_above,
+            behind.map(|x| (x, LimitedBy::Sender)),
+        )
     }
 
     /// A step that passed only because a queue filled through its trial bounds the
@@ -257,7 +260,7 @@ mod tests {
             .filter(|x| *x > first_bad)
             .max();
         // Behind because the rules took its CPU (shared-cpu): not the sender's.
-        let (_, shared) = search_with(3_000, 4_000, Some(first_bad), true);
+        let (_, shared) = search_with(3_000, 4_000, Some((first_bad, LimitedBy::SharedCpu)));
         assert_eq!(shared.status, Status::Ok, "{:?}", shared.error);
         assert!(
             above.is_some(),
@@ -266,5 +269,24 @@ mod tests {
         );
         let (_, elsewhere) = search(3_000, 4_000, above);
         assert_eq!(elsewhere.status, Status::Ok, "{:?}", elsewhere.error);
+    }
+
+    /// The lowest failing step lost its packets at fwbench's sink (its trial judged so):
+    /// it measured the sink, not the rules — flagged as fwbench's.
+    #[test]
+    fn a_first_fail_at_the_sink_is_fwbenchs() {
+        let first_bad = search(3_000, 4_000, None).0.first_degraded_rules.unwrap();
+        let (d, sink) = search_with(3_000, 4_000, Some((first_bad, LimitedBy::Sink)));
+        assert_eq!(sink.status, Status::Flagged, "{:?}", sink.error);
+        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
+        assert_eq!(d.doubts[0].kind, DoubtKind::LimitedByFwbench);
+        assert_eq!(
+            d.doubts[0].why,
+            format!(
+                "the step at {first_bad} rules, the lowest that failed, was judged limited by \
+                 fwbench's sink (it received 9000 of the 10000 pps sent): it measured \
+                 fwbench's sink, not the rules, and the flow may degrade only above it"
+            )
+        );
     }
 }

@@ -70,6 +70,7 @@ fn the_capacity_is_the_highest_pass_below_every_fail() {
         sender_behind: false,
         confirmation,
         queue_grew: false,
+        limited_by: None,
     };
     let curve = [
         pt(9_341.0, true, false),

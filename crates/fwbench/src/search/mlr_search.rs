@@ -32,8 +32,10 @@ pub fn counted_loss(o: &Outcome) -> Option<f64> {
 pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<MlrReport> {
     let k = p.packet().cloned().unwrap_or_default();
     let bytes = k.rate_bytes(p.family).map_err(usage)?;
-    let payload = k.payload(p.family).map_err(usage)?;
-    let frame = k.wire_bytes(p.family).map_err(usage)?;
+    // Per packet; for a size mix, the means of its sizes (and the reported sizes
+    // rounded), as ndr's.
+    let (mean_payload, mean_frame) = k.mean_bytes(p.family).map_err(usage)?;
+    let (payload, frame) = (mean_payload.round() as u32, mean_frame.round() as u32);
     let goals = if sp.goals.is_empty() {
         MLR_GOALS.to_vec()
     } else {
@@ -113,8 +115,8 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         .map(|g| MlrGoal {
             loss_ratio: g.loss_ratio,
             rate_pps: g.lower_pps,
-            rate_bps_payload: g.lower_pps.map(|x| x * payload as f64 * 8.0),
-            rate_bps_l2: g.lower_pps.map(|x| x * frame as f64 * 8.0),
+            rate_bps_payload: g.lower_pps.map(|x| x * mean_payload * 8.0),
+            rate_bps_l2: g.lower_pps.map(|x| x * mean_frame * 8.0),
             fail_pps: g.upper_pps,
         })
         .collect();
@@ -141,7 +143,20 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     doubts.extend(crate::search::witness::sender_doubts(
         &points,
         first.and_then(|g| g.rate_pps),
+        first.and_then(|g| g.fail_pps),
     ));
+    // A goal that passed at the unpaced flood's ceiling: the sender's rate there.
+    let at_ceiling: Vec<String> = goals
+        .iter()
+        .filter(|g| sp.max_rate.is_none() && g.fail_pps.is_none() && g.rate_pps.is_some())
+        .map(|g| format!("goal ≤ {} loss", pct(g.loss_ratio)))
+        .collect();
+    if !at_ceiling.is_empty() {
+        doubts.push(crate::search::witness::sender_limit(
+            ceiling,
+            Some(&at_ceiling.join(", ")),
+        ));
+    }
     doubts.extend(crate::search::witness::step_doubts(
         &latency,
         strictest,
@@ -152,10 +167,7 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         rate_pps: first.and_then(|g| g.rate_pps),
         rate_bps_l2: first.and_then(|g| g.rate_bps_l2),
         fail_pps: first.and_then(|g| g.fail_pps),
-        limited_by_sender: sp.max_rate.is_none()
-            && goals
-                .iter()
-                .any(|g| g.fail_pps.is_none() && g.rate_pps.is_some()),
+        limited_by_sender: !at_ceiling.is_empty(),
         goals,
         precision: sp.precision,
         final_duration_s: final_s,
@@ -268,6 +280,75 @@ mod tests {
         assert_eq!(o.status, results::Status::Flagged);
     }
 
+    /// A goal's rate that fwbench's sender set is not the gateway's: with no
+    /// `--max-rate`, every goal passed at the unpaced flood's ceiling (the sender's);
+    /// with one above what the sender gets out, the lowest failing rate is where it fell
+    /// behind. Both flagged, never `ok`.
+    #[test]
+    fn an_mlr_rate_the_sender_set_is_flagged() {
+        use crate::outcome::search::SearchSummary;
+        let p = crate::search::ndr::tests::flood(&[("duration", "2")]);
+        let mut run = |q: &TrialParams| crate::search::ndr::tests::capped(q, 5_000.0);
+        let unpaced = SearchParams {
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let r = mlr_search(&p, &unpaced, &mut run).unwrap();
+        assert!(r.limited_by_sender, "{r:?}");
+        assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+        assert_eq!(
+            r.doubts[0].why,
+            "the gateway passed everything fwbench's sender could offer (5000 pps, an \
+             unpaced flood) within goal ≤ 0 % loss, goal ≤ 0.5 % loss: the rate found is \
+             the sender's, a lower bound of the gateway's (more --threads or --sender raw \
+             may find it)"
+        );
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Mlr(r));
+        assert_eq!(o.status, results::Status::Flagged);
+
+        let given = SearchParams {
+            max_rate: Some(Rate::Pps(20_000.0)),
+            goals: vec![0.0],
+            ..unpaced
+        };
+        let r = mlr_search(&p, &given, &mut run).unwrap();
+        let fail = r.fail_pps.unwrap();
+        assert!((5_000.0..5_200.0).contains(&fail), "{r:?}");
+        assert!(
+            r.doubts.iter().any(|d| d.why.starts_with(&format!(
+                "the lowest failing rate, {fail:.0} pps, failed by fwbench's own sender \
+                 falling behind its schedule (sent 5000 of {fail:.0} pps)"
+            ))),
+            "{:?}",
+            r.doubts
+        );
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Mlr(r));
+        assert_eq!(o.status, results::Status::Flagged);
+    }
+
+    /// A size mix's bit rates count its mean packet, as ndr's do — not its largest
+    /// (imix: 354.3-B frames on average, 1500 B at most).
+    #[test]
+    fn an_mlr_of_a_size_mix_counts_its_mean_packet() {
+        let p = crate::search::ndr::tests::flood(&[("duration", "2"), ("size", "imix")]);
+        let sp = SearchParams {
+            max_rate: Some(Rate::Pps(20_000.0)),
+            goals: vec![0.0],
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let mut run = |q: &TrialParams| crate::search::ndr::tests::step(q, 10_000.0);
+        let r = mlr_search(&p, &sp, &mut run).unwrap();
+        let (payload, frame) = p.packet().unwrap().mean_bytes(p.family).unwrap();
+        assert!((frame - 354.33).abs() < 0.01, "{frame}");
+        assert_eq!((r.payload, r.frame), (payload.round() as u32, 354));
+        let g = &r.goals[0];
+        let x = g.rate_pps.unwrap();
+        assert_eq!(g.rate_bps_l2, Some(x * frame * 8.0));
+        assert_eq!(g.rate_bps_payload, Some(x * payload * 8.0));
+        assert_eq!(r.rate_bps_l2, g.rate_bps_l2);
+    }
+
     fn trial(x: f64, d: f64, loss: f64) -> MlrPoint {
         MlrPoint {
             point: Point {
@@ -282,6 +363,7 @@ mod tests {
                 sender_behind: false,
                 confirmation: false,
                 queue_grew: false,
+                limited_by: None,
             },
             duration_s: d,
             counted_loss_ratio: loss,

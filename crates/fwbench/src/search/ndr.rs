@@ -46,6 +46,7 @@ pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<
         sender_behind,
         confirmation,
         queue_grew: false,
+        limited_by: s.limited_by.as_ref().map(|l| l.by),
     })
 }
 
@@ -140,6 +141,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     let out_of_trials = found.is_none();
     let mut converged = !out_of_trials;
     let mut doubts = vec![];
+    let measured = points.len();
     let retested = retest(&mut points, width, |x| {
         set_rate(&mut q, Rate::Pps(x));
         let o = run(&q)?;
@@ -164,6 +166,28 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             .map(|q| q.x)
             .reduce(f64::min),
     });
+    // Re-tests replace the verdicts they repeat: the bracket is each rate's latest, so
+    // a failing rate stated is one that still fails (a hiccup cleared by its re-test
+    // bounds nothing), and the rate found one that still passes below it.
+    let bisected = found;
+    let found = if points.len() > measured {
+        let (pass, fail) = crate::search::witness::latest_bracket(&points);
+        Found { pass, fail }
+    } else {
+        found
+    };
+    let confirmed = match found.pass {
+        Some(x) if found.pass != bisected.pass => {
+            points.iter().filter(|q| q.x == x && q.pass).count() >= 2
+        }
+        _ => bisect.confirmed(),
+    };
+    if found != bisected && !out_of_trials {
+        if let Some(d) = crate::search::witness::retest_bracket(found.pass, found.fail, width) {
+            converged = false;
+            doubts.push(d);
+        }
+    }
     if out_of_trials {
         doubts.push(crate::search::witness::out_of_trials(
             &format!("{steps} search steps (--max-trials)"),
@@ -179,7 +203,14 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
         None => vec![],
     };
-    doubts.extend(crate::search::witness::sender_doubts(&curve, found.pass));
+    doubts.extend(crate::search::witness::sender_doubts(
+        &curve, found.pass, found.fail,
+    ));
+    // The unpaced flood that set the ceiling passed: the sender's rate, not the gateway's.
+    let limited_by_sender = found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none();
+    if limited_by_sender {
+        doubts.push(crate::search::witness::sender_limit(ceiling, None));
+    }
     doubts.extend(crate::search::witness::step_doubts(
         &latency,
         sp.loss,
@@ -198,8 +229,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         fail_pps: found.fail,
         ceiling_pps: ceiling,
         ceiling_given: sp.max_rate.is_some(),
-        limited_by_sender: found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none(),
-        confirmed: bisect.confirmed(),
+        limited_by_sender,
+        confirmed,
         converged,
         trials: curve.len(),
         curve,

@@ -14,6 +14,8 @@ use anyhow::{bail, Result};
 
 /// Largest parallelism tried by default.
 pub const MAX_AUTO_PARALLEL: u32 = 256;
+/// Most trials a search runs.
+const TRIALS: usize = 16;
 /// A step counts as below the best when under this share of it.
 const DROP: f64 = 0.97;
 
@@ -26,6 +28,8 @@ pub struct Search {
     doubling: bool,
     below: u32,
     max_trials: usize,
+    /// It stopped on `max_trials` with a parallelism still to measure.
+    out_of_trials: bool,
 }
 
 impl Search {
@@ -36,6 +40,7 @@ impl Search {
             doubling: true,
             below: 0,
             max_trials,
+            out_of_trials: false,
         }
     }
 
@@ -53,11 +58,24 @@ impl Search {
         self.points.iter().any(|q| q.0 == p)
     }
 
-    /// The next parallelism to measure, or None when done.
+    /// The next parallelism to measure, or None when done (or out of trials:
+    /// [`Search::out_of_trials`]).
     pub fn next_point(&mut self) -> Option<u32> {
-        if self.points.len() >= self.max_trials {
+        let next = self.untried();
+        if next.is_some() && self.points.len() >= self.max_trials {
+            self.out_of_trials = true;
             return None;
         }
+        next
+    }
+
+    /// Whether it stopped on its trial budget before it was done.
+    pub fn out_of_trials(&self) -> bool {
+        self.out_of_trials
+    }
+
+    /// The next parallelism the search would measure, its budget aside.
+    fn untried(&mut self) -> Option<u32> {
         let last = self.points.last().map(|p| p.0);
         if self.doubling {
             match last {
@@ -106,7 +124,7 @@ pub fn search(
     p: &TrialParams,
     run: &mut dyn FnMut(&TrialParams) -> Result<Outcome>,
 ) -> Result<SweetSpotReport> {
-    let mut s = Search::new(MAX_AUTO_PARALLEL, 16);
+    let mut s = Search::new(MAX_AUTO_PARALLEL, TRIALS);
     let mut measured: Vec<SweetPoint> = vec![];
     let mut latency = vec![];
     while let Some(n) = s.next_point() {
@@ -143,6 +161,8 @@ pub fn search(
         bail!("the sweet-spot search measured nothing");
     };
     measured.sort_by_key(|m| m.parallel);
+    let budget = s.out_of_trials().then_some(TRIALS);
+    let doubts = crate::search::witness::sweet_spot_doubts(&s.points(), (best, rate), budget);
     Ok(SweetSpotReport {
         best_parallel: best,
         best_sessions_per_s: rate,
@@ -159,6 +179,8 @@ pub fn search(
             .collect(),
         trials: measured.len(),
         points: measured,
+        converged: budget.is_none(),
+        doubts,
     })
 }
 
@@ -209,5 +231,79 @@ mod tests {
         assert_eq!(&tried[..3], &[1, 2, 4]);
         assert_eq!(s.best().unwrap().0, 1);
         assert!(tried.len() <= 5, "{tried:?}");
+    }
+
+    #[test]
+    fn a_search_out_of_trials_says_so() {
+        let mut s = Search::new(256, 3);
+        let mut tried = vec![];
+        while let Some(n) = s.next_point() {
+            tried.push(n);
+            s.record(n, n as f64);
+        }
+        assert_eq!(tried, [1, 2, 4]);
+        assert!(s.out_of_trials());
+        // Done within its budget: not out of trials.
+        let (s, tried) = drive(|n| 100.0 / n as f64, 256);
+        assert!(!s.out_of_trials(), "{tried:?}");
+        // Its doubt: not converged, the best so far named.
+        let d = crate::search::witness::sweet_spot_doubts(
+            &[(1, 10.0), (2, 20.0), (4, 15.0)],
+            (2, 20.0),
+            Some(3),
+        );
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, results::DoubtKind::NotConverged);
+        assert_eq!(
+            d[0].why,
+            "out of trials: the search stopped after its 3 trials before it was done (best \
+             so far: 2 parallel, 20 sessions/s): the sweet spot may lie at a parallelism it \
+             did not measure"
+        );
+    }
+
+    /// A sessions step at parallelism `n` with `rate(n)` sessions/s.
+    fn sessions(q: &TrialParams, rate: &dyn Fn(u32) -> f64) -> Result<Outcome> {
+        let n = q.conn().map(|k| k.parallel).unwrap_or(0);
+        let d = serde_json::to_value(proto::Durations::default())?;
+        let j = serde_json::json!({
+            "status": "ok", "error": null, "started_at": "t0", "finished_at": "t1",
+            "conn": {
+                "mode": "sessions", "parallel": n, "sessions": rate(n) as u64, "failed": 0,
+                "corrupt": 0, "errors": [], "elapsed_s": 1.0, "sessions_per_s": rate(n),
+                "bytes": 0, "goodput_bps": 0.0, "session": d, "connect": d, "ttfb": d,
+                "ttlb": d, "session_us": [],
+                "server": proto::TcpServerResults::default()
+            }
+        });
+        Ok(Outcome::from_stored_step(&j)?)
+    }
+
+    /// The sweet spot of a rate still rising at the largest parallelism searched is no
+    /// peak: flagged as a lower bound, never `ok`. A peak inside the range is `ok`.
+    #[test]
+    fn a_best_at_the_largest_parallelism_is_no_peak() {
+        use crate::outcome::search::SearchSummary;
+        let p = crate::plan::build::test_params(crate::params::workload::Workload::Sessions, &[]);
+        let judged = |rate: &dyn Fn(u32) -> f64| {
+            let r = search(&p, &mut |q| sessions(q, rate)).unwrap();
+            let s = SearchSummary::SweetSpot(r.clone());
+            (r, Outcome::started("t0".into()).with_search(s))
+        };
+        let (r, o) = judged(&|n| n as f64);
+        assert_eq!(r.best_parallel, MAX_AUTO_PARALLEL);
+        assert_eq!(o.status, results::Status::Flagged, "{:?}", r.doubts);
+        assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+        assert_eq!(r.doubts[0].kind, results::DoubtKind::LimitedByFwbench);
+        assert_eq!(
+            r.doubts[0].why,
+            "the most sessions/s (256) came at the largest parallelism searched, 256: the \
+             rate had not fallen after it, so no peak was found — the sweet spot may lie \
+             above it, and its rate is a lower bound"
+        );
+        let (r, o) = judged(&|n| 1000.0 - (n as f64 - 6.0).powi(2) * 10.0);
+        assert_eq!(r.best_parallel, 6);
+        assert!(r.converged && r.doubts.is_empty(), "{:?}", r.doubts);
+        assert_eq!(o.status, results::Status::Ok);
     }
 }

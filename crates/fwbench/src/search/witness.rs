@@ -5,10 +5,11 @@
 //! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
-//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`degrade_doubts`],
-//! [`out_of_trials`]) and the re-test rule (a contradiction is measured again once;
-//! only one that persists makes the search not converged). A search that did not
-//! converge always carries a doubt saying why, so its status is never `ok`.
+//! [`sender_doubts`], [`sender_limit`], [`latency_doubts`], [`queue_doubts`],
+//! [`degrade_doubts`], [`out_of_trials`], [`retest_bracket`], [`sweet_spot_doubts`])
+//! and the re-test rule (a contradiction is measured again once; only one that
+//! persists makes the search not converged). A search that did not converge always
+//! carries a doubt saying why, so its status is never `ok`.
 //! Must not: run trials (the search does, through its `Runner`).
 
 use crate::outcome::search::{pct, LatencyPoint, Point};
@@ -143,8 +144,125 @@ fn widest<'a>(
 }
 
 /// Trials at or below the rate found whose sender fell behind its schedule: the
-/// search measured fwbench's sender there, not the gateway.
-pub fn sender_doubts(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
+/// search measured fwbench's sender there, not the gateway. And the lowest rate that
+/// failed (`fail`, which bounds the answer from above), by its latest trial, where it
+/// failed for fwbench ([`fwbench_fail`]): the answer is then fwbench's limit — a
+/// search that stops below the rate fwbench's sender or sink could not carry says
+/// nothing of the gateway above it.
+pub fn sender_doubts(points: &[Point], found: Option<f64>, fail: Option<f64>) -> Vec<Doubt> {
+    let mut out = below_found(points, found);
+    let lowest = fail.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
+    if let Some((p, why)) = lowest.and_then(|p| fwbench_fail(p).map(|why| (p, why))) {
+        let answer = match found {
+            Some(x) => format!(
+                "the rate found, {x:.0} pps, is fwbench's limit, and the gateway's may be higher"
+            ),
+            None => "that no rate passed is fwbench's limit, not the gateway's".to_string(),
+        };
+        out.push(Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the lowest failing rate, {:.0} pps, failed by {why}, not the gateway: \
+                 {answer}",
+                p.x
+            ),
+        ));
+    }
+    out
+}
+
+/// Why a step failed for fwbench rather than the gateway, in words (`None`: the
+/// gateway's): its trial judged limited by fwbench's sink, or by a CPU fwbench's sender
+/// shared with the gateway's packet processing (the pair's rate, neither's); or its
+/// sender behind its schedule — unless its trial judged that the gateway held the
+/// sender back (nothing lost beyond the verdict's tolerance, and the gateway's
+/// packet processing saturated while the sender had CPU to spare: `limited_by`'s
+/// `gateway` without loss).
+fn fwbench_fail(p: &Point) -> Option<String> {
+    use results::LimitedBy;
+    let sent = format!("sent {:.0} of {:.0} pps", p.sent_pps, p.offered_pps);
+    match p.limited_by {
+        Some(LimitedBy::Sink) => Some(format!(
+            "fwbench's own sink (its trial judged limited by the sink: it received {:.0} \
+             of the {:.0} pps sent)",
+            p.received_pps, p.sent_pps
+        )),
+        Some(LimitedBy::SharedCpu) => Some(format!(
+            "fwbench's own sender sharing a CPU with the gateway's packet processing \
+             ({sent}: the pair's limit on one core)"
+        )),
+        Some(LimitedBy::Gateway) if p.loss_ratio <= crate::workloads::packet::LIMIT_TOLERANCE => {
+            None
+        }
+        Some(LimitedBy::Sender | LimitedBy::Gateway | LimitedBy::Nothing) | None => p
+            .sender_behind
+            .then(|| format!("fwbench's own sender falling behind its schedule ({sent})")),
+    }
+}
+
+/// The unpaced flood that set the search's ceiling passed: the gateway carried all
+/// that fwbench's sender got out (`ceiling`, packets/s), so the rate found is the
+/// sender's, a lower bound of the gateway's. `goal`: which of MLRsearch's goals ended
+/// there (None: the search has one answer).
+pub fn sender_limit(ceiling: f64, goal: Option<&str>) -> Doubt {
+    Doubt::new(
+        DoubtKind::LimitedByFwbench,
+        format!(
+            "the gateway passed everything fwbench's sender could offer ({ceiling:.0} pps, \
+             an unpaced flood){}: the rate found is the sender's, a lower bound of the \
+             gateway's (more --threads or --sender raw may find it)",
+            goal.map(|g| format!(" within {g}")).unwrap_or_default()
+        ),
+    )
+}
+
+/// A search's bracket from each rate's latest trial (a re-test replaces the earlier
+/// verdict): the lowest rate that still fails, and the highest rate below it that
+/// passes (`None`: none does).
+pub fn latest_bracket(points: &[Point]) -> (Option<f64>, Option<f64>) {
+    let by = latest(points);
+    let fail = by.iter().filter(|p| !p.pass).map(|p| p.x).reduce(f64::min);
+    let pass = by
+        .iter()
+        .filter(|p| p.pass && fail.is_none_or(|f| p.x < f))
+        .map(|p| p.x)
+        .reduce(f64::max);
+    (pass, fail)
+}
+
+/// Re-tests that overruled earlier fails moved the bracket ([`latest_bracket`]) off
+/// the bisection's answer: where it is now wider than `asked`, the search stopped on
+/// verdicts that no longer stand, and is not converged.
+pub fn retest_bracket(pass: Option<f64>, fail: Option<f64>, asked: Width) -> Option<Doubt> {
+    let (p, f) = (pass?, fail?);
+    let (apart, wide) = match asked {
+        Width::Relative(r, _) => {
+            let d = if f > 0.0 { (f - p) / f } else { 1.0 };
+            (
+                format!("{} apart where {} was asked", pct(d), pct(r)),
+                d > r,
+            )
+        }
+        Width::Absolute(a) => (
+            format!("{:.0} apart where {a:.0} was asked", f - p),
+            f - p > a,
+        ),
+    };
+    wide.then(|| {
+        Doubt::new(
+            DoubtKind::NotConverged,
+            format!(
+                "the re-tests passed rates that had failed: by each rate's latest trial the \
+                 answer lies between {p:.0} pps (passed) and {f:.0} pps (failed), {apart} \
+                 (the bisection had stopped on the earlier verdicts)"
+            ),
+        )
+    })
+}
+
+/// [`sender_doubts`]' first part: trials at or below the rate found whose sender fell
+/// behind.
+fn below_found(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
     let Some(found) = found else { return vec![] };
     let behind: Vec<f64> = latest(points)
         .iter()
@@ -358,7 +476,8 @@ pub fn queue_doubts(latency: &[LatencyPoint], precision: f64) -> Vec<Doubt> {
 /// answer. The lowest step that failed (`first_bad`), its sender behind its schedule
 /// and its trial judged limited by that sender (`senders`: the rule counts of such
 /// steps; not a sender slowed by the rules on a CPU they shared), failed for
-/// fwbench's sender, not for the rules.
+/// fwbench's sender, not for the rules; one whose trial was judged limited by the
+/// sink, for fwbench's sink.
 pub fn degrade_doubts(
     points: &[Point],
     queued: &[(f64, String)],
@@ -386,8 +505,8 @@ pub fn degrade_doubts(
             ),
         ));
     }
-    let behind = first_bad.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
-    if let Some(p) = behind.filter(|p| p.sender_behind && senders.contains(&p.x)) {
+    let lowest = first_bad.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
+    if let Some(p) = lowest.filter(|p| p.sender_behind && senders.contains(&p.x)) {
         out.push(Doubt::new(
             DoubtKind::LimitedByFwbench,
             format!(
@@ -397,6 +516,54 @@ pub fn degrade_doubts(
                 p.x, p.sent_pps, p.offered_pps
             ),
         ));
+    } else if let Some(p) = lowest.filter(|p| p.limited_by == Some(results::LimitedBy::Sink)) {
+        out.push(Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the step at {:.0} rules, the lowest that failed, was judged limited by \
+                 fwbench's sink (it received {:.0} of the {:.0} pps sent): it measured \
+                 fwbench's sink, not the rules, and the flow may degrade only above it",
+                p.x, p.received_pps, p.sent_pps
+            ),
+        ));
+    }
+    out
+}
+
+/// A sweet-spot search's answer against its own steps (`points`: parallelism and
+/// sessions/s, `best` among them): a best at the largest parallelism searched is no
+/// peak (the rate had not fallen after it: the sweet spot may lie above, and the best
+/// is a lower bound of it — fwbench's range, not the gateway's peak); a search that
+/// stopped on its trial budget (`budget`: the trials it had) before it was done is
+/// not converged.
+pub fn sweet_spot_doubts(
+    points: &[(u32, f64)],
+    best: (u32, f64),
+    budget: Option<usize>,
+) -> Vec<Doubt> {
+    let mut out = vec![];
+    let largest = points.iter().map(|p| p.0).max();
+    if largest == Some(best.0) {
+        out.push(Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the most sessions/s ({:.0}) came at the largest parallelism searched, {}: \
+                 the rate had not fallen after it, so no peak was found — the sweet spot may \
+                 lie above it, and its rate is a lower bound",
+                best.1, best.0
+            ),
+        ));
+    }
+    if let Some(n) = budget {
+        out.push(Doubt::new(
+            DoubtKind::NotConverged,
+            format!(
+                "out of trials: the search stopped after its {n} trials before it was done \
+                 (best so far: {} parallel, {:.0} sessions/s): the sweet spot may lie at a \
+                 parallelism it did not measure",
+                best.0, best.1
+            ),
+        ));
     }
     out
 }
@@ -404,6 +571,7 @@ pub fn degrade_doubts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::LimitedBy;
 
     /// The search's resolution: ndr's default precision.
     const W: Width = Width::Relative(0.02, 1.0);
@@ -421,6 +589,7 @@ mod tests {
             sender_behind: behind,
             confirmation: false,
             queue_grew: false,
+            limited_by: None,
         }
     }
 
@@ -509,18 +678,67 @@ mod tests {
 
     #[test]
     fn a_sender_behind_at_or_below_the_rate_found_is_said() {
-        let points = vec![
-            pt(1000.0, false, 0.0, true),
-            pt(500.0, true, 0.0, false),
-            pt(400.0, false, 0.0, true),
-        ];
-        let d = sender_doubts(&points, Some(500.0));
+        let behind = |x: f64| Point {
+            sent_pps: x * 0.9,
+            ..pt(x, false, 0.0, true)
+        };
+        let points = vec![behind(1000.0), pt(500.0, true, 0.0, false), behind(400.0)];
+        let d = sender_doubts(&points, Some(500.0), None);
         assert_eq!(d.len(), 1);
         assert!(d[0]
             .why
             .starts_with("the sender fell behind its schedule at 400 pps"));
-        assert!(sender_doubts(&points, Some(300.0)).is_empty());
-        assert!(sender_doubts(&points, None).is_empty());
+        assert!(sender_doubts(&points, None, None).is_empty());
+        // The lowest failing rate, which decides the bracket, failed by fwbench's own
+        // sender: the answer below it is fwbench's limit (an unpaced ndr stopped at
+        // 1 109 375 pps with its sender behind there).
+        let d = sender_doubts(&points, Some(300.0), Some(400.0));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, DoubtKind::LimitedByFwbench);
+        assert_eq!(
+            d[0].why,
+            "the lowest failing rate, 400 pps, failed by fwbench's own sender falling behind \
+             its schedule (sent 360 of 400 pps), not the gateway: the rate found, 300 pps, \
+             is fwbench's limit, and the gateway's may be higher"
+        );
+        assert_eq!(sender_doubts(&points, Some(500.0), Some(1000.0)).len(), 2);
+        assert!(sender_doubts(&points, None, Some(400.0))[0]
+            .why
+            .ends_with("that no rate passed is fwbench's limit, not the gateway's"));
+        // Judged by its trial: lost at fwbench's sink, or on a CPU its sender shared
+        // with the gateway's packet processing, it is fwbench's too …
+        let judged = |by: LimitedBy, loss: f64, behind: bool| Point {
+            limited_by: Some(by),
+            received_pps: 400.0 * (1.0 - loss),
+            ..pt(400.0, false, loss, behind)
+        };
+        let sink = sender_doubts(
+            &[judged(LimitedBy::Sink, 0.1, false)],
+            Some(300.0),
+            Some(400.0),
+        );
+        assert!(
+            sink[0].why.starts_with(
+                "the lowest failing rate, 400 pps, failed by fwbench's own sink (its trial \
+                 judged limited by the sink: it received 360 of the 400 pps sent), not the \
+                 gateway"
+            ),
+            "{sink:?}"
+        );
+        let shared = judged(LimitedBy::SharedCpu, 0.0, true);
+        assert!(sender_doubts(&[shared], Some(300.0), Some(400.0))[0]
+            .why
+            .contains("failed by fwbench's own sender sharing a CPU with the gateway's"));
+        // … but not where the gateway lost the packets, nor where it held the sender
+        // back (nothing lost, its packet processing saturated).
+        for gateway in [
+            judged(LimitedBy::Gateway, 0.1, false),
+            judged(LimitedBy::Gateway, 0.0, true),
+            pt(400.0, false, 0.1, false),
+        ] {
+            let d = sender_doubts(std::slice::from_ref(&gateway), Some(300.0), Some(400.0));
+            assert!(d.is_empty(), "{gateway:?}: {d:?}");
+        }
     }
 
     /// The noisy unpoliced ndr: 20 steps, the bracket still 5.3 % wide at 2 % asked.
