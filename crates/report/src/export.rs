@@ -466,7 +466,8 @@ pub fn markdown(r: &Report) -> String {
         if !run.analysis.findings.is_empty() {
             o.push_str("**Findings**\n\n");
             for f in &run.analysis.findings {
-                let _ = writeln!(o, "* {f}");
+                // Findings hold labels and import paths from the results file.
+                let _ = writeln!(o, "* {}", md_text(f));
             }
             o.push('\n');
         }

@@ -1775,8 +1775,27 @@ fn hostile_text_in_the_database_is_escaped() {
         ..Default::default()
     })
     .unwrap();
+    // A label reaches the findings ("NDR of <label>: …").
+    s.record(&TrialRecord {
+        run_id: run,
+        trial_key: "ndr".into(),
+        rep: 1,
+        workload: "ndr".into(),
+        status: "ok".into(),
+        started_at: "t0".into(),
+        finished_at: "t1".into(),
+        params: json!({"label": "<i onmouseover=alert(3)>x</i>", "engine": "nft"}),
+        placement: json!({}),
+        results: json!({"search": {"search": "ndr", "mode": "ndr", "rate_pps": 1000.0,
+            "fail_pps": 1020.0, "ceiling_pps": 1e6, "limited_by_sender": false,
+            "converged": true}}),
+        ..Default::default()
+    })
+    .unwrap();
     let r = load(&s, None).unwrap();
     let md = r.markdown();
+    assert!(md.contains("* NDR of &lt;i onmouseover"), "{md}");
+    assert!(!md.contains("<i "), "{md}");
     assert!(!md.contains("<script"), "{md}");
     assert!(!md.contains("<img"), "{md}");
     assert!(!md.contains("<b>"), "{md}");
