@@ -32,6 +32,11 @@ pub struct Point {
     /// `witness` reads it; the trial row stores it).
     #[serde(skip)]
     pub limited_by: Option<results::LimitedBy>,
+    /// The step trial's own doubts (its status `flagged`): where the step decides the
+    /// search's answer, the search carries those it does not judge itself (the
+    /// `search` module's `witness::flagged_step`). Stored with the step's trial row.
+    #[serde(skip)]
+    pub doubts: Vec<results::Doubt>,
 }
 
 impl Point {
@@ -184,7 +189,8 @@ pub struct NdrReport {
     /// Why the answer may not be believed: its trials contradict each other or it ran
     /// out of trials (then `converged` is false: a search that did not converge always
     /// has a doubt, so its status is `flagged`, never `ok`), the sender fell behind below the rate found, a latency
-    /// step lost packets (the `search` module's `witness`).
+    /// step lost packets, a step that decides the bracket was itself flagged (the
+    /// `search` module's `witness`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<results::Doubt>,
 }
@@ -299,7 +305,9 @@ pub struct DegradeReport {
     pub trials: usize,
     pub converged: bool,
     pub points: Vec<Point>,
-    /// Why the answer may not be believed: out of trials (then `converged` is false).
+    /// Why the answer may not be believed: out of trials (then `converged` is false), a
+    /// queue or fwbench behind a step that decides it, the last good or first degraded
+    /// step itself flagged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<results::Doubt>,
 }

@@ -94,6 +94,14 @@ pub fn degrade_search(
     doubts.extend(witness::degrade_doubts(
         &points, &queued, &senders, pass, fail,
     ));
+    // The last good and first degraded steps decide the answer: flagged, they cannot.
+    doubts.extend(witness::flagged_bracket(
+        &points,
+        pass,
+        fail,
+        "rules",
+        [", the last good,", ", the first degraded,"],
+    ));
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     Ok(DegradeReport {
         loss_threshold: sp.loss,
@@ -269,6 +277,68 @@ mod tests {
         );
         let (_, elsewhere) = search(3_000, 4_000, above);
         assert_eq!(elsewhere.status, Status::Ok, "{:?}", elsewhere.error);
+    }
+
+    /// The last good and first degraded steps decide the answer: where either's trial
+    /// was flagged (its traffic bypassed the rule set), the degradation point is, naming
+    /// the step and its doubt; flagged elsewhere, it says nothing of the answer.
+    #[test]
+    fn a_flagged_last_good_or_first_degraded_step_flags_the_answer() {
+        use crate::search::ndr::tests::{flagged, BYPASSED};
+        let (clean, _) = search(3_000, 4_000, None);
+        let (good, bad) = (
+            clean.last_good_rules.unwrap(),
+            clean.first_degraded_rules.unwrap(),
+        );
+        let p = crate::plan::build::test_params(
+            Workload::Flow,
+            &[("engine", "nft"), ("rate", "10kpps")],
+        );
+        let sp = SearchParams {
+            max_rules: 4_000,
+            resolution: 250,
+            ..SearchParams::default()
+        };
+        let elsewhere = clean
+            .points
+            .iter()
+            .map(|q| q.x as u32)
+            .find(|x| *x != good && *x != bad);
+        for (at, role) in [
+            (Some(good), Some("last good")),
+            (Some(bad), Some("first degraded")),
+            (elsewhere, None),
+        ] {
+            let r = degrade_search(&p, &sp, &mut |q: &TrialParams| {
+                let received = if q.rules > 3_000 { 9_000 } else { 10_000 };
+                let o = crate::outcome::tests::packet_step(10_000.0, 10_000, received, 1.0, 0);
+                Ok(if Some(q.rules) == at {
+                    flagged(o, DoubtKind::VerdictMismatch, BYPASSED)
+                } else {
+                    o
+                })
+            })
+            .unwrap();
+            assert_eq!(
+                (r.last_good_rules, r.first_degraded_rules),
+                (Some(good), Some(bad))
+            );
+            let o = Outcome::started("t0".into()).with_search(SearchSummary::Degrade(r.clone()));
+            let Some(role) = role else {
+                assert_eq!(o.status, Status::Ok, "{at:?}: {:?}", r.doubts);
+                continue;
+            };
+            assert_eq!(o.status, Status::Flagged, "{:?}", r.doubts);
+            assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+            assert_eq!(r.doubts[0].kind, DoubtKind::VerdictMismatch);
+            assert_eq!(
+                r.doubts[0].why,
+                format!(
+                    "the step at {} rules, the {role}, was flagged: verdict mismatch: {BYPASSED}",
+                    at.unwrap()
+                )
+            );
+        }
     }
 
     /// The lowest failing step lost its packets at fwbench's sink (its trial judged so):

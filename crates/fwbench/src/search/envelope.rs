@@ -87,6 +87,41 @@ pub fn envelope_search(
             format!("the trial that passed at the rate found was flagged: {why}"),
         ));
     }
+    // Nor one that missed where a miss decides the bracket: the lowest rate that missed,
+    // or, none held, every step ("not even the lowest"). A flagged step may have missed
+    // for its doubt ("no time to effect shown" of an empty window).
+    let fail = match found {
+        Some(f) => f.fail,
+        None => crate::search::witness::bracket(points.iter().map(|q| (q.rate, q.pass))).1,
+    };
+    let none_held = !points.iter().any(|q| q.pass);
+    let decides = |q: &&EnvelopePoint| !q.pass && (none_held || Some(q.rate) == fail);
+    let mut missed = points
+        .iter()
+        .filter(decides)
+        .filter_map(|q| Some((q.rate, q.flagged.as_ref()?)))
+        .collect::<Vec<_>>();
+    missed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((at, why)) = missed.first() {
+        let what = match (none_held, missed.len()) {
+            (false, _) => format!(
+                "the trial that missed at the lowest rate that missed ({at:.2} updates/s) was \
+                 flagged"
+            ),
+            (true, 1) => format!(
+                "no rate kept the targets, and the trial that missed at {at:.2} updates/s was \
+                 flagged"
+            ),
+            (true, n) => format!(
+                "no rate kept the targets, and {n} of the trials that missed were flagged, the \
+                 lowest at {at:.2} updates/s"
+            ),
+        };
+        doubts.push(Doubt::new(
+            DoubtKind::NotConverged,
+            format!("{what}: {why}"),
+        ));
+    }
     let e = p
         .events
         .as_ref()

@@ -249,6 +249,84 @@ fn a_flagged_step_cannot_carry_the_answer() {
     );
 }
 
+/// A miss that decides the bracket cannot carry it flagged either. The background
+/// empty before the marker update at every step: no time to effect is shown, every
+/// step misses, and "not even the lowest rate kept the targets" rests on trials that
+/// measured nothing — flagged, not `ok`. Steps above the path's limit overloaded: the
+/// lowest of them bounds the envelope, flagged.
+#[test]
+fn a_flagged_miss_that_decides_the_bracket_flags_the_envelope() {
+    let empty = results::Doubt::new(
+        results::DoubtKind::EmptyWindow,
+        "no background packet in the 50 ms before update 0",
+    );
+    let (p, sp) = envelope_params(12);
+    let r = envelope_search(&p, &sp, &mut |q| {
+        let rate = q.events.as_ref().unwrap().rate.unwrap();
+        let mut s = simulated(rate, 3.0, 10.0);
+        s.updates[0].time_to_effect_ms = None;
+        s.updates[0].no_time_to_effect = None;
+        s.updates[0].doubts.push(empty.clone());
+        let mut o = step_with(s);
+        o.doubts.push(empty.clone());
+        Ok(o)
+    })
+    .unwrap();
+    assert_eq!(
+        (r.rate, r.fail_rate),
+        (None, Some(MIN_UPDATE_RATE)),
+        "{r:?}"
+    );
+    assert!(
+        r.points[0]
+            .why
+            .as_deref()
+            .unwrap()
+            .starts_with("no time to effect shown (empty window: "),
+        "{:?}",
+        r.points[0]
+    );
+    assert!(!r.converged);
+    assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+    assert_eq!(
+        r.doubts[0].why,
+        format!(
+            "no rate kept the targets, and {} of the trials that missed were flagged, the \
+             lowest at 0.50 updates/s: empty window: no background packet in the 50 ms \
+             before update 0",
+            r.trials
+        )
+    );
+    let o = Outcome::started("t0".into()).with_search(SearchSummary::Envelope(r));
+    assert_eq!(o.status, Status::Flagged);
+
+    let r = envelope_search(&p, &sp, &mut |q| {
+        let rate = q.events.as_ref().unwrap().rate.unwrap();
+        let o = step_with(simulated(rate, 3.0, 80.0));
+        let missed = judge(rate, &o, &targets()).is_ok_and(|pt| !pt.pass);
+        Ok(if missed {
+            crate::search::ndr::tests::flagged(
+                o,
+                results::DoubtKind::Overloaded,
+                "the background lost 40 % before the update",
+            )
+        } else {
+            o
+        })
+    })
+    .unwrap();
+    assert!(r.rate.is_some() && !r.converged, "{r:?}");
+    assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+    assert_eq!(
+        r.doubts[0].why,
+        format!(
+            "the trial that missed at the lowest rate that missed ({:.2} updates/s) was \
+             flagged: overloaded: the background lost 40 % before the update",
+            r.fail_rate.unwrap()
+        )
+    );
+}
+
 /// Bad input names what is wrong, before any trial runs.
 #[test]
 fn an_envelope_without_an_event_or_with_a_rate_of_its_own_is_refused() {

@@ -71,6 +71,7 @@ fn the_capacity_is_the_highest_pass_below_every_fail() {
         confirmation,
         queue_grew: false,
         limited_by: None,
+        doubts: vec![],
     };
     let curve = [
         pt(9_341.0, true, false),

@@ -145,6 +145,7 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         first.and_then(|g| g.rate_pps),
         first.and_then(|g| g.fail_pps),
     ));
+    doubts.extend(flagged_goals(&curve, &goals, final_s));
     // A goal that passed at the unpaced flood's ceiling: the sender's rate there.
     let at_ceiling: Vec<String> = goals
         .iter()
@@ -208,6 +209,48 @@ fn out_of_trials(goals: &[MlrGoal], trials: usize, precision: f64) -> Vec<result
                 g.fail_pps,
                 crate::search::bisect::Width::Relative(precision, 0.0),
             )
+        })
+        .collect()
+}
+
+/// The steps that decide each goal's bracket, where their trials were flagged
+/// ([`crate::search::witness::flagged_step`]): the final-duration trials within the
+/// goal at its rate, and the trials beyond it at the rate above (any duration, as
+/// MLRsearch's upper bound). A step that decides several goals is said once, naming
+/// them.
+fn flagged_goals(curve: &[MlrPoint], goals: &[MlrGoal], final_s: f64) -> Vec<results::Doubt> {
+    // (rate, passed, the goals it decides, the trials at it that decide them)
+    let mut decided: Vec<(f64, bool, Vec<String>, Vec<&crate::outcome::search::Point>)> = vec![];
+    for g in goals {
+        let goal = format!("goal ≤ {} loss", pct(g.loss_ratio));
+        for (x, passed) in [(g.rate_pps, true), (g.fail_pps, false)] {
+            let Some(x) = x else { continue };
+            let steps = curve
+                .iter()
+                .filter(|c| c.point.x == x && (c.counted_loss_ratio <= g.loss_ratio) == passed)
+                .filter(|c| !passed || c.duration_s >= final_s * 0.999)
+                .map(|c| &c.point);
+            match decided.iter_mut().find(|d| d.0 == x && d.1 == passed) {
+                Some(d) => {
+                    d.2.push(goal.clone());
+                    d.3.extend(steps);
+                }
+                None => decided.push((x, passed, vec![goal.clone()], steps.collect())),
+            }
+        }
+    }
+    decided
+        .into_iter()
+        .filter_map(|(x, passed, goals, steps)| {
+            let role = if passed {
+                format!(" that carries the rate of {}", goals.join(", "))
+            } else {
+                format!(
+                    " that bounds the rate of {} (the lowest that failed)",
+                    goals.join(", ")
+                )
+            };
+            crate::search::witness::flagged_step(&format!("{x:.0} pps"), &role, steps)
         })
         .collect()
 }
@@ -326,6 +369,44 @@ mod tests {
         assert_eq!(o.status, results::Status::Flagged);
     }
 
+    /// The trials at the rate a goal found carry it: where their traffic bypassed the
+    /// rule set, the search is flagged naming the step and the goals it carries (said
+    /// once for both default goals, which found the same rate).
+    #[test]
+    fn a_flagged_step_carrying_a_goals_rate_flags_the_search() {
+        use crate::outcome::search::SearchSummary;
+        use crate::search::ndr::tests::{flagged, BYPASSED};
+        let p = crate::search::ndr::tests::flood(&[("duration", "2")]);
+        let sp = SearchParams {
+            max_rate: Some(Rate::Pps(20_000.0)),
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let mut run = |q: &TrialParams| {
+            let o = crate::search::ndr::tests::step(q, 10_000.0)?;
+            let lost = o.packet().is_some_and(|s| s.lost > 0);
+            Ok(if lost {
+                o
+            } else {
+                flagged(o, results::DoubtKind::VerdictMismatch, BYPASSED)
+            })
+        };
+        let r = mlr_search(&p, &sp, &mut run).unwrap();
+        assert_eq!(r.goals[0].rate_pps, r.goals[1].rate_pps, "{:?}", r.goals);
+        assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+        assert_eq!(r.doubts[0].kind, results::DoubtKind::VerdictMismatch);
+        assert_eq!(
+            r.doubts[0].why,
+            format!(
+                "the step at {:.0} pps that carries the rate of goal ≤ 0 % loss, goal ≤ 0.5 % \
+                 loss was flagged: verdict mismatch: {BYPASSED}",
+                r.rate_pps.unwrap()
+            )
+        );
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Mlr(r));
+        assert_eq!(o.status, results::Status::Flagged);
+    }
+
     /// A size mix's bit rates count its mean packet, as ndr's do — not its largest
     /// (imix: 354.3-B frames on average, 1500 B at most).
     #[test]
@@ -364,6 +445,7 @@ mod tests {
                 confirmation: false,
                 queue_grew: false,
                 limited_by: None,
+                doubts: vec![],
             },
             duration_s: d,
             counted_loss_ratio: loss,

@@ -47,6 +47,7 @@ pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<
         confirmation,
         queue_grew: false,
         limited_by: s.limited_by.as_ref().map(|l| l.by),
+        doubts: o.doubts.clone(),
     })
 }
 
@@ -205,6 +206,18 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     };
     doubts.extend(crate::search::witness::sender_doubts(
         &curve, found.pass, found.fail,
+    ));
+    // The steps that decide the bracket were measured as designed only if their own
+    // trials were not flagged (traffic that bypassed the rule set passes any rate).
+    doubts.extend(crate::search::witness::flagged_bracket(
+        &curve,
+        found.pass,
+        found.fail,
+        "pps",
+        [
+            " that carries the answer",
+            " that bounds the answer (the lowest that failed)",
+        ],
     ));
     // The unpaced flood that set the ceiling passed: the sender's rate, not the gateway's.
     let limited_by_sender = found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none();

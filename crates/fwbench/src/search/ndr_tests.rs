@@ -340,3 +340,104 @@ fn a_ceiling_the_sender_set_that_passed_is_flagged() {
          --threads or --sender raw may find it)"
     );
 }
+
+/// `o` flagged for a doubt of `kind` (its status judged as a trial's witness does).
+pub(crate) fn flagged(mut o: Outcome, kind: DoubtKind, why: &str) -> Outcome {
+    o.doubts.push(results::Doubt::new(kind, why));
+    let (status, error) = results::judge(o.status, &o.doubts);
+    o.status = status;
+    o.error = error;
+    o
+}
+
+/// The counters' verdict check that a gateway whose traffic bypassed the rule set
+/// fails.
+pub(crate) const BYPASSED: &str = "the firewall's counters do not account for the traffic \
+                                   (the rule set's counters saw 0 of 3000 packets)";
+
+/// A step's own doubts reach the search where the step decides the bracket: traffic
+/// that bypassed the rule set passes any rate, so "ndr: 3000 pps" from trials whose
+/// counters do not account for it is flagged, naming the step — as is a lowest
+/// failing step its trial found overloaded. The doubts the search judges itself are
+/// not said twice: a queue that filled through a passing step (its latency steps
+/// judge that), fwbench's sender behind at the lowest failing step (`sender_doubts`).
+#[test]
+fn a_flagged_step_that_decides_the_bracket_flags_the_search() {
+    let sp = SearchParams {
+        max_rate: Some(Rate::Pps(6_000.0)),
+        latency_at: vec![],
+        ..SearchParams::default()
+    };
+    let search = |run: &mut Runner| {
+        let r = ndr_search(&flood(&[]), &sp, run).unwrap();
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Ndr(r.clone()));
+        (r, o)
+    };
+    // Every step that passed bypassed the rule set (the lower ones too: said once, at
+    // the rate found, its confirmation's doubt the same).
+    let lost = |o: &Outcome| o.packet().is_some_and(|s| s.lost > 0);
+    let (r, o) = search(&mut |q| {
+        let o = step(q, 3_000.0)?;
+        Ok(if lost(&o) {
+            o
+        } else {
+            flagged(o, DoubtKind::VerdictMismatch, BYPASSED)
+        })
+    });
+    assert_eq!(o.status, Status::Flagged, "{:?}", r.doubts);
+    assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+    assert_eq!(r.doubts[0].kind, DoubtKind::VerdictMismatch);
+    assert_eq!(
+        r.doubts[0].why,
+        format!(
+            "the step at {:.0} pps that carries the answer was flagged: verdict mismatch: \
+             {BYPASSED}",
+            r.rate_pps.unwrap()
+        )
+    );
+    // The lowest failing step overloaded.
+    let overloaded = "the flood reached 8 % of what was sent";
+    let (r, o) = search(&mut |q| {
+        let o = step(q, 3_000.0)?;
+        Ok(if lost(&o) {
+            flagged(o, DoubtKind::Overloaded, overloaded)
+        } else {
+            o
+        })
+    });
+    assert_eq!(o.status, Status::Flagged, "{:?}", r.doubts);
+    assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+    assert_eq!(
+        r.doubts[0].why,
+        format!(
+            "the step at {:.0} pps that bounds the answer (the lowest that failed) was \
+             flagged: overloaded: {overloaded}",
+            r.fail_pps.unwrap()
+        )
+    );
+    // A queue that filled through the passing steps: the search's to judge (`ok` here:
+    // no latency steps asked, and it does not count it as a fail).
+    let (r, o) = search(&mut |q| {
+        let o = step(q, 3_000.0)?;
+        Ok(flagged(o, DoubtKind::QueueGrowing, "the delay grew"))
+    });
+    assert_eq!(o.status, Status::Ok, "{:?}", r.doubts);
+    // fwbench's sender behind at the lowest failing step: said once, as the sender's.
+    let late = "the sender fell behind its schedule by up to 300 ms";
+    let (r, o) = search(&mut |q| {
+        let o = capped(q, 3_000.0)?;
+        let behind = o.packet().is_some_and(|s| s.sent_pps < s.offered_pps);
+        Ok(if behind {
+            flagged(o, DoubtKind::LimitedByFwbench, late)
+        } else {
+            o
+        })
+    });
+    assert_eq!(o.status, Status::Flagged, "{:?}", r.doubts);
+    assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+    assert!(
+        r.doubts[0].why.starts_with("the lowest failing rate, "),
+        "{:?}",
+        r.doubts
+    );
+}

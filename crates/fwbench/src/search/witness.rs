@@ -6,7 +6,8 @@
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
 //! [`sender_doubts`], [`sender_limit`], [`latency_doubts`], [`queue_doubts`],
-//! [`degrade_doubts`], [`out_of_trials`], [`retest_bracket`], [`sweet_spot_doubts`])
+//! [`degrade_doubts`], [`out_of_trials`], [`retest_bracket`], [`sweet_spot_doubts`],
+//! [`flagged_step`]: a step that decides the answer whose own trial was flagged)
 //! and the re-test rule (a contradiction is measured again once; only one that
 //! persists makes the search not converged). A search that did not converge always
 //! carries a doubt saying why, so its status is never `ok`.
@@ -530,6 +531,65 @@ pub fn degrade_doubts(
     out
 }
 
+/// Whether the search judges a step trial's doubt `d` itself, so that carrying it
+/// again would say it twice: a queue that filled through the trial (`--load`'s
+/// capacity fails such a step, [`degrade_doubts`] names it, ndr's and mlr's
+/// [`queue_doubts`] judge it at their latency steps against their precision), and
+/// fwbench's sender where the step's own figures show it behind its schedule
+/// ([`sender_doubts`], [`degrade_doubts`]).
+fn judged_by_search(p: &Point, d: &Doubt) -> bool {
+    d.kind == DoubtKind::QueueGrowing || (d.kind == DoubtKind::LimitedByFwbench && p.sender_behind)
+}
+
+/// A step that decides a search's answer, its trial flagged: the doubt saying so,
+/// naming the step (`at`: "14451 pps"; `role`: what it decides, with its leading
+/// separator: " that carries the answer", ", the last good,") and the trial's doubts
+/// the search does not judge itself ([`judged_by_search`]), of the first one's kind. `steps`: the trials at that step
+/// with the verdict that decides (a confirmation, a re-test). `None`: none of them
+/// carries such a doubt.
+pub fn flagged_step<'a>(
+    at: &str,
+    role: &str,
+    steps: impl IntoIterator<Item = &'a Point>,
+) -> Option<Doubt> {
+    let mut carried: Vec<&Doubt> = vec![];
+    for p in steps {
+        for d in p.doubts.iter().filter(|d| !judged_by_search(p, d)) {
+            if !carried.contains(&d) {
+                carried.push(d);
+            }
+        }
+    }
+    let kind = carried.first()?.kind;
+    let why: Vec<String> = carried.iter().map(|d| d.to_string()).collect();
+    Some(Doubt::new(
+        kind,
+        format!("the step at {at}{role} was flagged: {}", why.join("; ")),
+    ))
+}
+
+/// [`flagged_step`] for the two steps that decide a bisection's answer: the trials
+/// that passed at `pass` and those that failed at `fail` (its bracket; `None`: no
+/// such step), each with its `roles` ([what the passing one decides, what the
+/// failing one does]). `unit`: "pps", "rules".
+pub fn flagged_bracket(
+    points: &[Point],
+    pass: Option<f64>,
+    fail: Option<f64>,
+    unit: &str,
+    roles: [&str; 2],
+) -> Vec<Doubt> {
+    let side = |x: Option<f64>, passed: bool, role: &str| {
+        let x = x?;
+        let steps = points.iter().filter(|p| p.x == x && p.pass == passed);
+        flagged_step(&format!("{x:.0} {unit}"), role, steps)
+    };
+    side(pass, true, roles[0])
+        .into_iter()
+        .chain(side(fail, false, roles[1]))
+        .collect()
+}
+
 /// A sweet-spot search's answer against its own steps (`points`: parallelism and
 /// sessions/s, `best` among them): a best at the largest parallelism searched is no
 /// peak (the rate had not fallen after it: the sweet spot may lie above, and the best
@@ -590,6 +650,7 @@ mod tests {
             confirmation: false,
             queue_grew: false,
             limited_by: None,
+            doubts: vec![],
         }
     }
 
@@ -615,7 +676,7 @@ mod tests {
         queued[3] = Point {
             loss_ratio: 0.0,
             queue_grew: true,
-            ..queued[3]
+            ..queued[3].clone()
         };
         let c = contradiction(&queued, W).unwrap();
         assert_eq!(
@@ -739,6 +800,44 @@ mod tests {
             let d = sender_doubts(std::slice::from_ref(&gateway), Some(300.0), Some(400.0));
             assert!(d.is_empty(), "{gateway:?}: {d:?}");
         }
+    }
+
+    /// The steps that decide a bracket carry their trials' doubts, each said once,
+    /// except those the search judges itself: a queue that filled, and fwbench's sender
+    /// where the step's figures show it behind (a sender late by its lag, on schedule
+    /// by its rate, is carried).
+    #[test]
+    fn a_flagged_step_that_decides_the_bracket_is_said_once() {
+        let d = |kind: DoubtKind, why: &str| Doubt::new(kind, why);
+        let late = d(
+            DoubtKind::LimitedByFwbench,
+            "the sender fell behind by 300 ms",
+        );
+        let with = |p: Point, doubts: Vec<Doubt>| Point { doubts, ..p };
+        let queue = d(DoubtKind::QueueGrowing, "the delay grew");
+        let mismatch = d(DoubtKind::VerdictMismatch, "counted 0 of 1000");
+        let points = vec![
+            with(pt(100.0, true, 0.0, false), vec![mismatch]),
+            with(
+                pt(500.0, true, 0.0, false),
+                vec![queue.clone(), late.clone()],
+            ),
+            with(pt(500.0, true, 0.0, false), vec![late.clone()]),
+            with(pt(600.0, false, 0.1, true), vec![late, queue]),
+        ];
+        let roles = [" that carries the answer", " that bounds it"];
+        let out = flagged_bracket(&points, Some(500.0), Some(600.0), "pps", roles);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].kind, DoubtKind::LimitedByFwbench);
+        assert_eq!(
+            out[0].why,
+            "the step at 500 pps that carries the answer was flagged: limited by fwbench: \
+             the sender fell behind by 300 ms"
+        );
+        // Only the steps that decide: a flagged step below the answer says nothing.
+        assert!(flagged_bracket(&points, None, Some(600.0), "pps", roles).is_empty());
+        let out = flagged_bracket(&points, Some(100.0), None, "pps", roles);
+        assert_eq!(out[0].kind, DoubtKind::VerdictMismatch);
     }
 
     /// The noisy unpoliced ndr: 20 steps, the bracket still 5.3 % wide at 2 % asked.
