@@ -324,9 +324,17 @@ pub fn judge(
 /// `chains`: chain name → counters in order; a drop policy's is the last rule of
 /// its chain), the rule that took the traffic, the drops. No filler/match
 /// expectation: the user's rules are what they are.
+///
+/// A rule whose verdict is a verdict map ([`crate::import::map_verdicts`]) counts
+/// every packet it looked up, whatever verdict its element gave or none (on to the
+/// next rule): its packets are never stated as dropped or accepted. It may be named
+/// as having taken the traffic, said so ("looked up in its verdict map"), where its
+/// map gives a final verdict and no rule with a final verdict counted as many packets
+/// (a packet that found no element counts again at a later rule).
 pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> Verdicts {
     let mut v = Verdicts::default();
-    let mut best: Option<(&ImportedRule, u64)> = None;
+    // The candidate that took the traffic: rule, packets, its verdict map's verdicts.
+    let mut best: Option<(&ImportedRule, u64, Option<Vec<&str>>)> = None;
     let mut drops: Vec<String> = vec![];
     let mut dropped = 0;
     for r in rules {
@@ -368,12 +376,29 @@ pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> 
         } else if matches!(r.verdict.as_str(), "accept") {
             v.matched_packets += packets;
         }
+        let map = crate::import::map_verdicts(&r.verdict).filter(|m| {
+            m.iter()
+                .any(|v| matches!(*v, "accept" | "drop" | "reject" | "?"))
+        });
         let terminal = r.drops() || r.verdict == "accept";
-        if terminal && best.is_none_or(|(_, p)| packets > p) {
-            best = Some((r, packets));
+        // A tie goes to a rule with a final verdict over a verdict map.
+        let beats = |(_, p, m): &(&ImportedRule, u64, Option<Vec<&str>>)| {
+            packets > *p || (packets == *p && m.is_some() && map.is_none())
+        };
+        if (terminal || map.is_some()) && best.as_ref().is_none_or(beats) {
+            best = Some((r, packets, map));
         }
     }
-    v.took = best.map(|(r, p)| format!("{} ({}): {p} packets", r.place(), r.text));
+    v.took = best.map(|(r, p, map)| match map {
+        None => format!("{} ({}): {p} packets", r.place(), r.text),
+        Some(m) => format!(
+            "{} ({}): {p} packets looked up in its verdict map (by element {}; without \
+             one on to the next rule)",
+            r.place(),
+            r.text,
+            either(&m)
+        ),
+    });
     if dropped > 0 {
         v.dropped = Some(Dropped {
             packets: dropped,
@@ -382,6 +407,19 @@ pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> 
     }
     v.ok = v.problems.is_empty();
     v
+}
+
+/// `a`, `a or b`, `a, b or c` (`?`: a verdict not known).
+fn either(verdicts: &[&str]) -> String {
+    let words: Vec<&str> = verdicts
+        .iter()
+        .map(|v| if *v == "?" { "a verdict not known" } else { v })
+        .collect();
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -466,6 +504,46 @@ mod tests {
         );
         assert_eq!(quiet.took.as_deref(), Some("INPUT:1 (rule 1): 7 packets"));
         assert!(quiet.dropped.is_none());
+    }
+
+    #[test]
+    fn a_verdict_maps_packets_are_never_stated_as_its_verdicts_nor_anothers() {
+        use crate::model::{AimFields, ImportedRule};
+        let rule = |index, verdict: &str| ImportedRule {
+            chain: "input".into(),
+            user_chain: "input".into(),
+            index,
+            text: format!("rule {index}"),
+            verdict: verdict.into(),
+            policy: false,
+            aim: AimFields::default(),
+        };
+        let rules = [
+            rule(1, "accept"),
+            rule(2, "vmap {drop, accept, jump svc}"),
+            rule(3, "drop"),
+        ];
+        let judge = |c: Vec<u64>| judge_imported(&rules, &[("input".to_string(), c)]);
+        // The map looked 900 packets up: they are its, by some element or none — not
+        // the 5 the accept rule took, and not stated as dropped.
+        let v = judge(vec![5, 900, 0]);
+        assert_eq!(
+            v.took.as_deref(),
+            Some(
+                "input:2 (rule 2): 900 packets looked up in its verdict map (by element \
+                 drop, accept or jump svc; without one on to the next rule)"
+            )
+        );
+        assert!(v.dropped.is_none(), "{v:?}");
+        assert_eq!(v.matched_packets, 5);
+        // As many at a later drop rule: they found no element and were dropped there.
+        let v = judge(vec![5, 900, 900]);
+        assert_eq!(v.took.as_deref(), Some("input:3 (rule 3): 900 packets"));
+        assert_eq!(v.dropped.map(|d| d.packets), Some(900));
+        // A map that only jumps gives no final verdict: like a jump, never named.
+        let jumps = [rule(1, "accept"), rule(2, "vmap {jump a, goto b}")];
+        let v = judge_imported(&jumps, &[("input".to_string(), vec![5, 900])]);
+        assert_eq!(v.took.as_deref(), Some("input:1 (rule 1): 5 packets"));
     }
 
     #[test]

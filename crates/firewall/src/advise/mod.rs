@@ -179,6 +179,30 @@ fn import_names(t: &Table, c: &Chain, nft: bool) -> Vec<String> {
     }
 }
 
+/// The nft tables whose chains an import names plainly (`input`, not
+/// `inet/filter/input`): a trial imports the tables of family inet and of its own IP
+/// version (ip, ip6) and names chains plainly only when that is one table, so a
+/// plain name is of the table a trial of IPv4 imported alone or of the one a trial of
+/// IPv6 did (`inet filter` beside `ip6 six`: an IPv4 trial's `input` is inet
+/// filter's, never ip6 six's). Indexes into `tables`, with the IP versions.
+fn plain_named(tables: &[Table]) -> Vec<(usize, &'static str)> {
+    // nft's tables are named `FAMILY NAME` here.
+    let family = |i: usize| tables[i].name.split(' ').next().unwrap_or("");
+    let mut out: Vec<(usize, &'static str)> = vec![];
+    for (version, own) in [("IPv4", "ip"), ("IPv6", "ip6")] {
+        let imported: Vec<usize> = (0..tables.len())
+            .filter(|&i| family(i) == "inet" || family(i) == own)
+            .collect();
+        if let [only] = imported[..] {
+            match out.iter_mut().find(|(i, _)| *i == only) {
+                Some(seen) => seen.1 = "IPv4 or IPv6",
+                None => out.push((only, version)),
+            }
+        }
+    }
+    out
+}
+
 /// A rule's text without the counter `iptables-save -c` writes before it.
 fn without_counter(text: &str) -> &str {
     match text.strip_prefix('[') {
@@ -189,7 +213,11 @@ fn without_counter(text: &str) -> &str {
 
 /// Give each rule the packets `counts` say it counted (summed over the trials); the
 /// counts replace those of the file. A count whose rule has another text here is an
-/// error naming both: the run measured another ruleset.
+/// error naming both: the run measured another ruleset. A plain nft chain name
+/// (`input`) goes to the table a trial imported alone ([`plain_named`]), never to
+/// another table's chain of that name; where that can be either of two tables (one
+/// an IPv4 trial imports alone, one an IPv6 trial does) and the rule reads the same
+/// in both, the counts are refused: they do not say which trial counted them.
 fn apply_counts(
     source: &str,
     tables: &mut [Table],
@@ -199,28 +227,67 @@ fn apply_counts(
     // Where each count goes, all checked before anything changes: (table, chain,
     // rule, packets).
     let mut hits: Vec<(usize, usize, usize, u64)> = vec![];
+    let plain = if nft { plain_named(tables) } else { vec![] };
     for n in counts {
-        let place = tables.iter().enumerate().find_map(|(ti, t)| {
-            let ci = t
-                .chains
-                .iter()
-                .position(|c| import_names(t, c, nft).contains(&n.chain))?;
-            Some((ti, ci))
-        });
-        let Some((ti, ci)) = place else { continue };
-        let rules = &tables[ti].chains[ci].rules;
-        // Past the user's rules: fwbench's own policy rule.
-        let Some(ri) = n.index.checked_sub(1).filter(|&i| i < rules.len()) else {
-            continue;
+        // The chains the count's name can be of: with nft, a plain name only of a
+        // table a trial imported alone (see [`plain_named`]).
+        let places: Vec<(usize, usize)> = tables
+            .iter()
+            .enumerate()
+            .filter_map(|(ti, t)| {
+                let ci = t
+                    .chains
+                    .iter()
+                    .position(|c| import_names(t, c, nft).contains(&n.chain))?;
+                let plainly = nft && t.chains[ci].name == n.chain;
+                (!plainly || plain.iter().any(|(i, _)| *i == ti)).then_some((ti, ci))
+            })
+            .collect();
+        // The rule each place has at the count's position (past the user's rules:
+        // fwbench's own policy rule, not counted here).
+        let rule_at = |&(ti, ci): &(usize, usize)| {
+            let rules = &tables[ti].chains[ci].rules;
+            let ri = n.index.checked_sub(1).filter(|&i| i < rules.len())?;
+            Some((ti, ci, ri))
         };
-        let r = &rules[ri];
-        if without_counter(&r.text) != without_counter(&n.text) {
-            return Err(AdviseError::Unsupported(format!(
-                "{source}: the counted run's rule {}:{} is `{}`, here it is `{}`: the run \
-                 measured another ruleset",
-                n.chain, n.index, n.text, r.text
-            )));
-        }
+        let at: Vec<(usize, usize, usize)> = places.iter().filter_map(rule_at).collect();
+        let same = |&(ti, ci, ri): &(usize, usize, usize)| {
+            without_counter(&tables[ti].chains[ci].rules[ri].text) == without_counter(&n.text)
+        };
+        let matching: Vec<(usize, usize, usize)> = at.iter().copied().filter(same).collect();
+        let (ti, ci, ri) = match (&matching[..], &at[..]) {
+            ([one], _) => *one,
+            (_, []) => continue,
+            ([], [(ti, ci, ri), ..]) => {
+                let r = &tables[*ti].chains[*ci].rules[*ri];
+                return Err(AdviseError::Unsupported(format!(
+                    "{source}: the counted run's rule {}:{} is `{}`, here it is `{}`: the run \
+                     measured another ruleset",
+                    n.chain, n.index, n.text, r.text
+                )));
+            }
+            (several, _) => {
+                let whose: Vec<String> = several
+                    .iter()
+                    .map(|(ti, _, _)| {
+                        let trial = plain.iter().find(|(i, _)| i == ti).map_or("", |p| p.1);
+                        format!(
+                            "table {} (an {trial} trial's, which imports it alone)",
+                            tables[*ti].name
+                        )
+                    })
+                    .collect();
+                return Err(AdviseError::Unsupported(format!(
+                    "{source}: the counted run's rule {}:{} (`{}`) can be of {}: the stored \
+                     counts do not say which IP version's trial counted it; advise without \
+                     --counters-from",
+                    n.chain,
+                    n.index,
+                    n.text,
+                    whose.join(" or ")
+                )));
+            }
+        };
         hits.push((ti, ci, ri, n.packets));
     }
     match (hits.is_empty(), counts.is_empty()) {

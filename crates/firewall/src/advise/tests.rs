@@ -718,6 +718,65 @@ fn the_counts_of_a_measured_run_move_hot_rules_like_the_files_own() {
     );
 }
 
+#[test]
+fn an_ipv4_trials_plain_chain_names_count_the_table_it_imported() {
+    // `ip6 six` before `inet filter`, both with a chain `input`: an IPv4 trial
+    // imports inet filter alone and names its chain plainly `input`.
+    let json = fixture("nft-ip6-beside-inet.json");
+    let listing = fixture("nft-ip6-beside-inet.txt");
+    let imp =
+        crate::import::import_nft_listing("f.nft", &json, &listing, crate::model::Ip::V4).unwrap();
+    // The trial's counts as fwbench stores them (`verdicts.rules`).
+    let counts: Vec<Counted> = imp
+        .rule_list
+        .iter()
+        .zip([700, 900])
+        .map(|(r, p)| counted(&r.user_chain, r.index, &r.text, p))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            counted("input", 1, "tcp dport 22 accept", 700),
+            counted("input", 2, "udp dport 5001 accept", 900)
+        ]
+    );
+    let a = advise_nft_counted("f.nft", &json, &listing, &counts).unwrap();
+    let packets = |table: &str| -> Vec<Option<u64>> {
+        let t = a.rulesets.before.iter().find(|t| t.name == table).unwrap();
+        t.chains[0].rules.iter().map(|r| r.packets).collect()
+    };
+    assert_eq!(packets("inet filter"), [Some(700), Some(900)]);
+    assert_eq!(packets("ip6 six"), [None, None]);
+    // A rule that reads the same in both tables: still the one the trial imported.
+    let a = advise_nft_counted("f.nft", &json, &listing, &counts[..1]).unwrap();
+    let packets = |table: &str| -> Vec<Option<u64>> {
+        let t = a.rulesets.before.iter().find(|t| t.name == table).unwrap();
+        t.chains[0].rules.iter().map(|r| r.packets).collect()
+    };
+    assert_eq!(packets("inet filter"), [Some(700), None]);
+    assert_eq!(packets("ip6 six"), [None, None]);
+    // Tables of one family each (`ip four`, `ip6 six`): a plain `input` is either
+    // trial's. Placed by its text where only one table has it; refused where both do.
+    let both = |s: &str| s.replace("inet filter", "ip four").replace("inet", "ip");
+    let json = both(&json.replace(r#""name": "filter""#, r#""name": "four""#))
+        .replace(r#""table": "filter""#, r#""table": "four""#);
+    let listing = both(&listing);
+    assert!(listing.contains("table ip four {"), "{listing}");
+    let a = advise_nft_counted("f.nft", &json, &listing, &counts[1..]).unwrap();
+    let four = a.rulesets.before.iter().find(|t| t.name == "ip four");
+    assert_eq!(four.unwrap().chains[0].rules[1].packets, Some(900));
+    let e = advise_nft_counted("f.nft", &json, &listing, &counts[..1])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "f.nft: the counted run's rule input:1 (`tcp dport 22 accept`) can be of table ip6 six \
+         (an IPv6 trial's, which imports it alone) or table ip four (an IPv4 trial's, which \
+         imports it alone): the stored counts do not say which IP version's trial counted \
+         it; advise without --counters-from"
+    );
+}
+
 /// nft's read-back of nft-advise-traps.nft (one table per trap), advised.
 fn traps() -> Advice {
     advised_nft("nft-advise-traps", "nft-advise-traps.nft")

@@ -175,6 +175,22 @@ pub fn import_with_sets(
     }
 }
 
+/// The verdict of an imported rule whose verdict is a verdict map (nft's `vmap`):
+/// the verdicts its elements give, each once, in the map's order (`vmap {drop,
+/// accept, jump svc}`; `?`: one fwbench could not read). A packet the map has no
+/// element for goes on to the next rule, so the rule's counter (before the lookup)
+/// counts packets of every verdict of the map and of none.
+pub(crate) fn map_verdict(verdicts: &[String]) -> String {
+    format!("vmap {{{}}}", verdicts.join(", "))
+}
+
+/// The verdicts of an imported rule's verdict map ([`map_verdict`]); `None`: the
+/// rule's verdict is no verdict map.
+pub fn map_verdicts(verdict: &str) -> Option<Vec<&str>> {
+    let inner = verdict.strip_prefix("vmap {")?.strip_suffix('}')?;
+    Some(inner.split(", ").filter(|v| !v.is_empty()).collect())
+}
+
 /// A test fixture of this crate (`tests/fixtures/NAME`).
 #[cfg(test)]
 fn fixture(name: &str) -> String {

@@ -2,8 +2,9 @@
 //! into (`nft -j list ruleset` and `nft -a list ruleset`), rewritten into one JSON
 //! batch that replaces fwbench's table: the user's tables become fwbench's one
 //! table (family inet; several tables' objects named `FAMILY-TABLE-NAME`), handles
-//! dropped, a counter on every rule, a drop policy a base chain of fwbench's that
-//! jumps to the user's rules and then drops, counted.
+//! dropped, a counter on every rule just before its verdict (the user's own moved
+//! there), a drop policy a base chain of fwbench's that jumps to the user's rules and
+//! then drops, counted.
 //!
 //! Must not: run nft (the caller loads the file), install anything.
 
@@ -79,10 +80,10 @@ const OBJECTS: [&str; 11] = [
 /// Rewrite what nft read back from the scratch namespace (`json`: `nft -j list
 /// ruleset`; `listing`: `nft -a list ruleset`) into one JSON batch that replaces
 /// `table inet fwbench`: the user's table becomes fwbench's (family inet), handles
-/// are dropped, every rule without a counter gets one just before its first
-/// statement, and a base chain with a drop policy becomes a regular chain that a base
-/// chain of fwbench's (same hook and priority, policy drop) jumps to before a counted
-/// drop. Tables of the other IP version, and of families arp, bridge and netdev, are
+/// are dropped, every rule's counter (fwbench's, or the user's moved there and
+/// started at 0) sits just before its verdict, and a base chain with a drop policy
+/// becomes a regular chain that a base chain of fwbench's (same hook and priority,
+/// policy drop) jumps to before a counted drop. Tables of the other IP version, and of families arp, bridge and netdev, are
 /// left out (with a note).
 pub fn import_nft_listing(
     source: &str,
@@ -129,10 +130,13 @@ pub fn import_nft_listing(
         rule_list: vec![],
         elements: 0,
         counters_added: 0,
+        counters_moved: 0,
+        maps: HashMap::new(),
         policies: vec![],
         per_chain: HashMap::new(),
         policy_chains: HashMap::new(),
     };
+    l.verdict_maps(&items);
     for item in &items {
         l.item(item)?;
     }
@@ -216,6 +220,11 @@ struct Listing<'a> {
     rule_list: Vec<ImportedRule>,
     elements: usize,
     counters_added: usize,
+    /// Rules whose own counter sat elsewhere than just before the verdict (before a
+    /// match, `limit`, `quota`, … that can still stop the rule): moved there.
+    counters_moved: usize,
+    /// The verdicts of each verdict map (fwbench's name), by element, each once.
+    maps: HashMap<String, Vec<String>>,
     /// Each base chain with a drop policy, in the listing's order.
     policies: Vec<Policy>,
     /// Rules so far per chain: the next rule's position (counting the list per rule
@@ -273,6 +282,21 @@ impl Listing<'_> {
             name: name.clone(),
             prefix,
         })
+    }
+
+    /// The verdict maps of the imported tables: fwbench's name → the verdicts their
+    /// elements give (for the verdict of a rule `… vmap @name`).
+    fn verdict_maps(&mut self, items: &[Value]) {
+        for o in items.iter().filter_map(|i| i.get("map")) {
+            let Some(owner) = self.owner(o) else { continue };
+            if o["map"] != "verdict" {
+                continue;
+            }
+            let m = fix(o, &owner.prefix);
+            let name = m["name"].as_str().unwrap_or("").to_owned();
+            let verdicts = elements_verdicts(&m["elem"], &self.maps);
+            self.maps.insert(name, verdicts);
+        }
     }
 
     /// One item of the listing.
@@ -347,8 +371,10 @@ impl Listing<'_> {
                 ),
             );
         }
-        if add_counter(expr) {
-            self.counters_added += 1;
+        match place_counter(expr) {
+            CounterPlaced::Added => self.counters_added += 1,
+            CounterPlaced::Moved => self.counters_moved += 1,
+            CounterPlaced::Kept => {}
         }
         let handle = o["handle"].as_u64().unwrap_or(0);
         let key = (
@@ -370,7 +396,7 @@ impl Listing<'_> {
             user_chain,
             index: *index,
             text,
-            verdict: nft_verdict(expr),
+            verdict: nft_verdict(expr, &self.maps),
             policy: false,
             aim: nft_aim(expr, self.ip),
         };
@@ -467,6 +493,14 @@ impl Listing<'_> {
                 self.counters_added
             ));
         }
+        if self.counters_moved > 0 {
+            notes.push(format!(
+                "the counter of {} rules was moved to just before the rule's verdict (and \
+                 starts at 0), so it counts the packets the verdict took: a match, limit, \
+                 quota or other expression after a counter can still stop the rule",
+                self.counters_moved
+            ));
+        }
         for p in &self.policies {
             notes.push(format!(
                 "chain {}: policy drop is a base chain of fwbench's (same hook and priority, \
@@ -544,19 +578,45 @@ fn fix(o: &Value, prefix: &str) -> Value {
     o
 }
 
-/// Give a rule without a counter one (`true`: added), just before the verdict: after
-/// every match and every statement that can stop the rule (`limit`, `ct count`, …),
-/// so it counts the packets the verdict applies to.
-fn add_counter(expr: &mut Vec<Value>) -> bool {
-    if expr.iter().any(|e| e.get("counter").is_some()) {
-        return false;
-    }
+/// Where [`place_counter`] left a rule's counter.
+#[derive(Debug, PartialEq, Eq)]
+enum CounterPlaced {
+    /// The rule had none: fwbench's was added.
+    Added,
+    /// The user's sat elsewhere than just before the verdict: moved there.
+    Moved,
+    /// The user's was already just before the verdict.
+    Kept,
+}
+
+/// Give a rule the counter fwbench reads (its first anonymous counter) just before
+/// the verdict: after every match and every statement that can stop the rule
+/// (`limit`, `quota`, a set lookup, `ct count`, …), so it counts the packets the
+/// verdict applies to. A user's own anonymous counters are taken out and one,
+/// started at 0, goes there: a counter before a further match counts packets the
+/// verdict did not take (`counter limit rate over 10/second drop` counts every
+/// packet, drops some), and one carrying the host's counts would add them to the
+/// trial's. A named counter (`counter name "x"`) is left as it is (fwbench reads no
+/// named counter) and the rule gets its own.
+fn place_counter(expr: &mut Vec<Value>) -> CounterPlaced {
+    let anonymous = |e: &Value| e.get("counter").is_some_and(Value::is_object);
     let at = match expr.last() {
-        Some(v) if !nft_verdict(std::slice::from_ref(v)).is_empty() => expr.len() - 1,
+        Some(v) if is_verdict(v) => expr.len() - 1,
         _ => expr.len(),
     };
-    expr.insert(at, json!({ "counter": { "packets": 0, "bytes": 0 } }));
-    true
+    let own: Vec<usize> = (0..expr.len()).filter(|&i| anonymous(&expr[i])).collect();
+    let placed = match own.first() {
+        None => CounterPlaced::Added,
+        // Nothing but counters between the user's and the verdict.
+        Some(&first) if own.len() == at - first => CounterPlaced::Kept,
+        Some(_) => CounterPlaced::Moved,
+    };
+    expr.retain(|e| !anonymous(e));
+    expr.insert(
+        at - own.len(),
+        json!({ "counter": { "packets": 0, "bytes": 0 } }),
+    );
+    placed
 }
 
 /// Rename, in a rule's expressions or a set's elements, what names an object of the
@@ -588,13 +648,32 @@ fn rename_refs(v: &mut serde_json::Value, prefix: &str) {
     }
 }
 
+/// The keys of nft's verdict statements (a rule's last expression).
+const VERDICTS: [&str; 6] = ["accept", "drop", "reject", "return", "queue", "continue"];
+
+/// The statements that end a rule like a verdict: network address translation sets
+/// the packet's verdict (accept, or drop when no mapping can be made), so nothing
+/// after it in the rule is evaluated — a counter after `dnat to …` never counts.
+const NAT_VERDICTS: [&str; 4] = ["snat", "dnat", "masquerade", "redirect"];
+
+/// Whether expression `e` is a rule's verdict: a verdict statement, a jump or goto, a
+/// verdict map (`vmap`), or a translation ([`NAT_VERDICTS`]).
+fn is_verdict(e: &Value) -> bool {
+    VERDICTS
+        .iter()
+        .chain(&NAT_VERDICTS)
+        .chain(&["jump", "goto", "vmap"])
+        .any(|k| e.get(k).is_some())
+}
+
 /// The verdict of an nft rule's expressions: accept, drop, reject, jump X, goto X,
-/// return, or empty.
-fn nft_verdict(expr: &[serde_json::Value]) -> String {
+/// return, a translation (`dnat`, …), a verdict map's verdicts (`vmap {drop,
+/// accept}`, see [`super::map_verdict`]; `maps`: each named verdict map's), or empty.
+fn nft_verdict(expr: &[Value], maps: &HashMap<String, Vec<String>>) -> String {
     for e in expr.iter().rev() {
-        for k in ["accept", "drop", "reject", "return", "queue"] {
+        for k in VERDICTS.iter().chain(&NAT_VERDICTS) {
             if e.get(k).is_some() {
-                return k.into();
+                return (*k).into();
             }
         }
         for k in ["jump", "goto"] {
@@ -602,8 +681,40 @@ fn nft_verdict(expr: &[serde_json::Value]) -> String {
                 return format!("{k} {}", t["target"].as_str().unwrap_or("?"));
             }
         }
+        if let Some(m) = e.get("vmap") {
+            let verdicts = match &m["data"] {
+                Value::String(name) => name
+                    .strip_prefix('@')
+                    .and_then(|n| maps.get(n))
+                    .cloned()
+                    .unwrap_or_else(|| vec!["?".into()]),
+                Value::Object(d) => match d.get("set") {
+                    Some(elems) => elements_verdicts(elems, maps),
+                    None => vec!["?".into()],
+                },
+                _ => vec!["?".into()],
+            };
+            return super::map_verdict(&verdicts);
+        }
     }
     String::new()
+}
+
+/// The verdicts a verdict map's elements (`[[key, verdict], …]`) give, each once, in
+/// the elements' order.
+fn elements_verdicts(elems: &Value, maps: &HashMap<String, Vec<String>>) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for pair in elems.as_array().into_iter().flatten() {
+        let v = pair
+            .get(1)
+            .map(|v| nft_verdict(std::slice::from_ref(v), maps))
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "?".into());
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -681,7 +792,7 @@ mod tests {
                 .iter()
                 .position(|e| e.get("counter").is_some())
                 .unwrap();
-            let verdict = nft_verdict(&expr[counter + 1..]);
+            let verdict = nft_verdict(&expr[counter + 1..], &HashMap::new());
             assert!(counter + 2 >= expr.len() && !verdict.is_empty(), "{cmd}");
             assert!(
                 expr[..counter].iter().all(|e| e.get("match").is_some()),
@@ -798,6 +909,109 @@ mod tests {
             "{last:?}"
         );
         assert_eq!(last.chain, "fwbench-policy-ip6-six-input");
+    }
+
+    /// The expressions of fwbench's copy of the rule of `chain` listed `n`-th.
+    fn installed_expr(imp: &Imported, chain: &str, n: usize) -> Vec<Value> {
+        let v: Value = serde_json::from_str(&imp.text).unwrap();
+        v["nftables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["add"]["rule"]["chain"] == chain)
+            .nth(n)
+            .unwrap_or_else(|| panic!("no rule {n} of {chain}: {}", imp.text))["add"]["rule"]
+            ["expr"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_users_counter_is_moved_to_count_the_verdict_from_0() {
+        // Read back by nft from nft-counters-vmap.nft.
+        let json = fixture("nft-counters-vmap.json");
+        let text = fixture("nft-counters-vmap.txt");
+        let imp = import_nft_listing("cv.nft", &json, &text, Ip::V4).unwrap();
+        let keys = |expr: &[Value]| -> Vec<String> {
+            expr.iter()
+                .map(|e| e.as_object().unwrap().keys().next().unwrap().clone())
+                .collect()
+        };
+        let zero = json!({ "counter": { "packets": 0, "bytes": 0 } });
+        // `tcp dport 22 counter packets 1234 … limit rate over 10/second drop`: the
+        // counter saw every SSH packet, the limit let most of them on; fwbench's copy
+        // counts after the limit, from 0 (not the host's 1234).
+        let limited = installed_expr(&imp, "input", 0);
+        assert_eq!(keys(&limited), ["match", "limit", "counter", "drop"]);
+        assert_eq!(limited[2], zero);
+        // Already just before its verdict: kept there, from 0.
+        let kept = installed_expr(&imp, "input", 1);
+        assert_eq!(keys(&kept), ["match", "counter", "drop"]);
+        assert_eq!(kept[1], zero);
+        // A named counter is the user's object: the rule gets a counter of its own.
+        let named = installed_expr(&imp, "input", 4);
+        assert_eq!(named[1], json!({ "counter": "cn" }));
+        assert_eq!((&named[2], &named[3]), (&zero, &json!({ "accept": null })));
+        // A counter after `dnat to …` is never reached: fwbench's goes before it.
+        assert_eq!(
+            keys(&installed_expr(&imp, "pre", 0)),
+            ["match", "counter", "dnat"]
+        );
+        assert_eq!(imp.rule_list.last().unwrap().verdict, "dnat");
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.starts_with("the counter of 1 rules was moved")),
+            "{:?}",
+            imp.notes
+        );
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("counter was added to 4 rules")),
+            "{:?}",
+            imp.notes
+        );
+    }
+
+    #[test]
+    fn a_verdict_map_is_the_rules_verdict_counted_before_it() {
+        let json = fixture("nft-counters-vmap.json");
+        let text = fixture("nft-counters-vmap.txt");
+        let imp = import_nft_listing("cv.nft", &json, &text, Ip::V4).unwrap();
+        let rule = |n: usize| &imp.rule_list[n];
+        // An anonymous map: its verdicts, each once, in the listing's order.
+        assert_eq!(
+            (rule(3).place().as_str(), rule(3).verdict.as_str()),
+            ("input:3", "vmap {jump svc, drop, accept}")
+        );
+        assert_eq!(
+            super::super::map_verdicts(&rule(3).verdict),
+            Some(vec!["jump svc", "drop", "accept"])
+        );
+        // A named map: its elements' verdicts.
+        assert_eq!(rule(4).verdict, "vmap {drop, accept}");
+        assert!(!rule(4).drops());
+        // The counter goes before the lookup (after it, it would count only the
+        // packets no element took).
+        let expr = installed_expr(&imp, "input", 3);
+        assert_eq!(
+            (expr.len(), expr[0].get("counter").is_some()),
+            (2, true),
+            "{expr:?}"
+        );
+        assert!(expr[1].get("vmap").is_some());
+        // With several tables the map and its reference are renamed alike.
+        let two = json.replacen(
+            r#"{"table": {"family": "inet", "name": "t", "handle": 1}}"#,
+            r#"{"table": {"family": "inet", "name": "t", "handle": 1}}, {"table": {"family": "ip", "name": "u", "handle": 2}}"#,
+            1,
+        );
+        assert_ne!(two, json);
+        let imp = import_nft_listing("cv.nft", &two, &text, Ip::V4).unwrap();
+        assert_eq!(imp.rule_list[4].verdict, "vmap {drop, accept}");
+        assert!(imp.text.contains(r#""data":"@inet-t-m""#), "{}", imp.text);
     }
 
     #[test]
