@@ -262,6 +262,20 @@ pub struct Limit {
 }
 
 impl Limit {
+    /// A verdict `by` with no figures behind it, for tests that plant one.
+    #[cfg(test)]
+    pub fn planted(by: LimitedBy) -> Limit {
+        Limit {
+            by,
+            why: "planted".into(),
+            sender_cpu: None,
+            gateway_cpu: None,
+            sink_cpu: None,
+            shared_cpu: None,
+            counters: None,
+        }
+    }
+
     /// The verdict in a few words for a one-line summary: the role, or for a shared CPU
     /// what the rate is (the path's on one core: not a role's limit alone; the run's
     /// placement, said once in its findings, not a warning on every line).

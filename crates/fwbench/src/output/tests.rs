@@ -139,18 +139,7 @@ fn a_workloads_times_are_its_commands_that_succeeded() {
 #[test]
 fn an_envelopes_row_keeps_its_rule_count() {
     use crate::outcome::search::{EnvelopeReport, SearchSummary};
-    use crate::params::workload::SearchKind;
-    let p = crate::plan::build::try_test_search(
-        SearchKind::Envelope,
-        &[
-            ("engine", "nft"),
-            ("rules", "1000"),
-            ("rate", "2kpps"),
-            ("duration", "4s"),
-            ("event", "add:1@1s"),
-        ],
-    )
-    .unwrap();
+    let p = crate::plan::build::test_envelope();
     let r = EnvelopeReport {
         update: "add:1 (batch)".into(),
         installed: 1000,

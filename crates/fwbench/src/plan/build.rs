@@ -236,6 +236,23 @@ pub fn try_test_search(
     build(&v, 1, &Context::default()).map_err(|e| e.to_string())
 }
 
+/// The envelope search the unit tests share: `add:1@1s` over 1000 nft rules and a
+/// 2-kpps background, 4-s trials.
+#[cfg(test)]
+pub fn test_envelope() -> TrialParams {
+    try_test_search(
+        crate::params::search::SearchKind::Envelope,
+        &[
+            ("engine", "nft"),
+            ("rules", "1000"),
+            ("rate", "2kpps"),
+            ("duration", "4s"),
+            ("event", "add:1@1s"),
+        ],
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 #[path = "build_tests.rs"]
 mod tests;

@@ -165,15 +165,7 @@ mod tests {
             }
             let by = judged.filter(|(x, _)| *x == q.rules).map(|(_, by)| by);
             if let (Some(by), Some(Figures::Packet(s))) = (by, o.figures.as_mut()) {
-                s.limited_by = Some(Box::new(crate::limited_by::Limit {
-                    by,
-                    why: "planted".into(),
-                    sender_cpu: None,
-                    gateway_cpu: None,
-                    sink_cpu: None,
-                    shared_cpu: None,
-                    counters: None,
-                }));
+                s.limited_by = Some(Box::new(crate::limited_by::Limit::planted(by)));
             }
             Ok(o)
         };

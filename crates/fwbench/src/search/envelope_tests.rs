@@ -133,17 +133,7 @@ fn step_with(events: EventsSummary) -> Outcome {
 }
 
 fn envelope_params(max_trials: u32) -> (TrialParams, SearchParams) {
-    let p = crate::plan::build::try_test_search(
-        SearchKind::Envelope,
-        &[
-            ("engine", "nft"),
-            ("rules", "1000"),
-            ("rate", "2kpps"),
-            ("duration", "4s"),
-            ("event", "add:1@1s"),
-        ],
-    )
-    .unwrap();
+    let p = crate::plan::build::test_envelope();
     let mut sp = p.search_params().cloned().unwrap();
     sp.max_trials = max_trials;
     (p, sp)

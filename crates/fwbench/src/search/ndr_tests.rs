@@ -249,15 +249,7 @@ pub(crate) fn capped(q: &TrialParams, sender: f64) -> Result<Outcome> {
 /// `o` with its trial judged limited by `by`.
 fn judged(mut o: Outcome, by: results::LimitedBy) -> Outcome {
     if let Some(crate::workloads::Figures::Packet(s)) = o.figures.as_mut() {
-        s.limited_by = Some(Box::new(crate::limited_by::Limit {
-            by,
-            why: "planted".into(),
-            sender_cpu: None,
-            gateway_cpu: None,
-            sink_cpu: None,
-            shared_cpu: None,
-            counters: None,
-        }));
+        s.limited_by = Some(Box::new(crate::limited_by::Limit::planted(by)));
     }
     o
 }
