@@ -125,6 +125,20 @@ mod tests {
     use crate::workloads::Figures;
     use results::{Doubt, LimitedBy, Status};
 
+    /// The searches' flow: 10 kpps through nft, rule counts up to 4 000 by 250.
+    fn flow_search() -> (TrialParams, SearchParams) {
+        let p = crate::plan::build::test_params(
+            Workload::Flow,
+            &[("engine", "nft"), ("rate", "10kpps")],
+        );
+        let sp = SearchParams {
+            max_rules: 4_000,
+            resolution: 250,
+            ..SearchParams::default()
+        };
+        (p, sp)
+    }
+
     /// A degrade search on a gateway whose flow loses 10 % above `loses_above` rules;
     /// steps above `queues_above` (but not losing) are flagged for a queue that filled
     /// through them, and the step at `judged`'s rules was judged limited by its role:
@@ -138,15 +152,7 @@ mod tests {
         let behind = judged
             .filter(|(_, by)| *by != LimitedBy::Sink)
             .map(|(x, _)| x);
-        let p = crate::plan::build::test_params(
-            Workload::Flow,
-            &[("engine", "nft"), ("rate", "10kpps")],
-        );
-        let sp = SearchParams {
-            max_rules: 4_000,
-            resolution: 250,
-            ..SearchParams::default()
-        };
+        let (p, sp) = flow_search();
         let mut step = |q: &TrialParams| -> Result<Outcome> {
             let sent = if Some(q.rules) == behind {
                 8_000
@@ -282,15 +288,7 @@ mod tests {
             clean.last_good_rules.unwrap(),
             clean.first_degraded_rules.unwrap(),
         );
-        let p = crate::plan::build::test_params(
-            Workload::Flow,
-            &[("engine", "nft"), ("rate", "10kpps")],
-        );
-        let sp = SearchParams {
-            max_rules: 4_000,
-            resolution: 250,
-            ..SearchParams::default()
-        };
+        let (p, sp) = flow_search();
         let elsewhere = clean
             .points
             .iter()
