@@ -204,15 +204,15 @@ mod tests {
         let (d, queued) = search(3_000, 1_000, None);
         assert_eq!(d.last_good_rules, Some(3_000));
         assert_eq!(queued.status, Status::Flagged, "{:?}", queued.error);
-        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
-        assert_eq!(d.doubts[0].kind, DoubtKind::QueueGrowing);
+        let only = crate::search::only_doubt(&d.doubts);
+        assert_eq!(only.kind, DoubtKind::QueueGrowing);
         let tried: Vec<u32> = d.points.iter().map(|p| p.x as u32).collect();
         let lowest = tried
             .iter()
             .copied()
             .filter(|x| (1_001..=3_000).contains(x))
             .min();
-        let why = &d.doubts[0].why;
+        let why = &only.why;
         assert!(
             why.starts_with(&format!(
                 "the step at {} rules passed while a queue filled through its trial \
@@ -230,14 +230,14 @@ mod tests {
     fn a_queue_at_the_last_good_step_names_it() {
         let (d, o) = search(3_000, 2_999, None);
         assert_eq!(o.status, Status::Flagged, "{:?}", o.error);
-        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
+        let only = crate::search::only_doubt(&d.doubts);
         assert!(
-            d.doubts[0].why.ends_with(
+            only.why.ends_with(
                 "so the flow degrades at or below 3000 rules, the rule count the search \
                  found good: longer trials (-t) find it"
             ),
             "{}",
-            d.doubts[0].why
+            only.why
         );
     }
 
@@ -249,15 +249,15 @@ mod tests {
         let first_bad = search(3_000, 4_000, None).0.first_degraded_rules.unwrap();
         let (d, behind) = search(3_000, 4_000, Some(first_bad));
         assert_eq!(behind.status, Status::Flagged, "{:?}", behind.error);
-        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
-        assert_eq!(d.doubts[0].kind, DoubtKind::LimitedByFwbench);
+        let only = crate::search::only_doubt(&d.doubts);
+        assert_eq!(only.kind, DoubtKind::LimitedByFwbench);
         assert!(
-            d.doubts[0].why.starts_with(&format!(
+            only.why.starts_with(&format!(
                 "the step at {first_bad} rules, the lowest that failed, had its sender \
                  behind its schedule (sent 8000 of 10000 pps)"
             )),
             "{}",
-            d.doubts[0].why
+            only.why
         );
         let above = d
             .points
@@ -319,10 +319,10 @@ mod tests {
                 continue;
             };
             assert_eq!(o.status, Status::Flagged, "{:?}", r.doubts);
-            assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
-            assert_eq!(r.doubts[0].kind, DoubtKind::VerdictMismatch);
+            let only = crate::search::only_doubt(&r.doubts);
+            assert_eq!(only.kind, DoubtKind::VerdictMismatch);
             assert_eq!(
-                r.doubts[0].why,
+                only.why,
                 format!(
                     "the step at {} rules, the {role}, was flagged: verdict mismatch: {BYPASSED}",
                     at.unwrap()
@@ -338,10 +338,10 @@ mod tests {
         let first_bad = search(3_000, 4_000, None).0.first_degraded_rules.unwrap();
         let (d, sink) = search_with(3_000, 4_000, Some((first_bad, LimitedBy::Sink)));
         assert_eq!(sink.status, Status::Flagged, "{:?}", sink.error);
-        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
-        assert_eq!(d.doubts[0].kind, DoubtKind::LimitedByFwbench);
+        let only = crate::search::only_doubt(&d.doubts);
+        assert_eq!(only.kind, DoubtKind::LimitedByFwbench);
         assert_eq!(
-            d.doubts[0].why,
+            only.why,
             format!(
                 "the step at {first_bad} rules, the lowest that failed, was judged limited by \
                  fwbench's sink (it received 9000 of the 10000 pps sent): it measured \

@@ -60,3 +60,11 @@ pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
         None => bail!("{} is not a search", p.name()),
     }
 }
+
+/// The one doubt a test expects of a search's result (its count checked, the doubts
+/// shown where it is off).
+#[cfg(test)]
+pub fn only_doubt(doubts: &[results::Doubt]) -> &results::Doubt {
+    assert_eq!(doubts.len(), 1, "{doubts:?}");
+    &doubts[0]
+}
