@@ -1323,8 +1323,19 @@ fn quantities(row: &Row, c: &Config) -> String {
             }
         }
     }
+    // Failed and corrupt sessions of every repetition that ran: one flagged for them is
+    // left out of the figures above, its failures still said here.
+    let flagged: Vec<&Trial> = c
+        .failed
+        .iter()
+        .filter(|t| t.status == Status::Flagged)
+        .collect();
     let sum = |k: fn(&ConnStored) -> Option<f64>| -> f64 {
-        c.reps.iter().filter_map(|t| conn_num(t, k)).sum()
+        c.reps
+            .iter()
+            .chain(flagged.iter().copied())
+            .filter_map(|t| conn_num(t, k))
+            .sum()
     };
     let (failed, corrupt) = (sum(|c| c.failed), sum(|c| c.corrupt));
     if corrupt > 0.0 {
@@ -1333,12 +1344,16 @@ fn quantities(row: &Row, c: &Config) -> String {
     if failed > 0.0 {
         parts.push(format!("{} sessions failed", num(failed)));
     }
-    let missing = c.failed.len() + c.unavailable.len();
-    if missing > 0 {
+    let all = c.reps.len() + c.failed.len() + c.unavailable.len();
+    if !flagged.is_empty() {
         parts.push(format!(
-            "{missing} of {} reps not measured",
-            missing + c.reps.len()
+            "{} of {all} reps flagged (left out)",
+            flagged.len()
         ));
+    }
+    let missing = c.failed.len() - flagged.len() + c.unavailable.len();
+    if missing > 0 {
+        parts.push(format!("{missing} of {all} reps not measured"));
     }
     parts.join("; ")
 }
@@ -1455,15 +1470,64 @@ fn seed003(configs: &[Config], searches: &[&Config], a: &mut Analysis) {
         rows,
     });
     type_bars(&cells, &cols, a);
-    let measured: Vec<crate::service::Measured> =
-        cols.iter().map(|col| measured(&cells, col)).collect();
+    let mut refused = Vec::new();
+    let measured: Vec<crate::service::Measured> = cols
+        .iter()
+        .map(|col| measured(&cells, col, &mut refused))
+        .collect();
     crate::service::derive(&measured, a);
+    a.findings.extend(refused);
 }
 
-/// What seed 003's derivations need of one firewall type (see [`crate::service`]).
+/// Whether `c` is the case `row` names: its label is the row's name ("sequential
+/// bulk"), alone or after its firewall type's ("null firewall: sequential bulk"), in
+/// any letter case.
+fn names_case(row: &Row, c: &Config) -> bool {
+    let (Some(label), name) = (c.label.as_deref(), row.name().to_lowercase()) else {
+        return false;
+    };
+    let label = label.to_lowercase();
+    label == name || label.ends_with(&format!(": {name}"))
+}
+
+/// The configuration of one cell the derivations read: the best one for parallel rows
+/// (as the table shows it); else the only one, or the only one of the case the row
+/// names — seed 003's sequential-bulk cell also holds the appendix's five buffer sizes,
+/// sequential bulk too, and the first of them in parameter order (2 KiB) stood for
+/// "sequential bulk". `Err`: why none is chosen (none or several of the case named).
+fn derived_from<'a>(row: &Row, ok: &[&'a Config]) -> Result<Option<&'a Config>, String> {
+    if row.best_of().is_some() || ok.len() <= 1 {
+        return Ok(chosen(row, ok).first().copied());
+    }
+    let named: Vec<&Config> = ok.iter().copied().filter(|c| names_case(row, c)).collect();
+    if let [one] = named[..] {
+        return Ok(Some(one));
+    }
+    let keys = without_redundant(ok, varying(ok));
+    let names: Vec<String> = ok.iter().map(|c| series_name(c, &keys)).collect();
+    let row = row.name().to_lowercase();
+    let (which, remedy) = match named.len() {
+        0 => (
+            "none of them is".to_string(),
+            "label the one to derive from so",
+        ),
+        n => (format!("{n} of them are"), "give each a label of its own"),
+    };
+    Err(format!(
+        "its {row} cell holds {} configurations ({}), and {which} the case \"{row}\" by \
+         its label ({remedy})",
+        ok.len(),
+        names.join("; "),
+    ))
+}
+
+/// What seed 003's derivations need of one firewall type (see [`crate::service`]),
+/// each from the configuration of the case its row names ([`derived_from`]); where it
+/// cannot tell which, the quantity is left out and `refused` says why.
 fn measured(
     cells: &BTreeMap<Row, BTreeMap<(u8, String), Vec<&Config>>>,
     col: &(u8, String),
+    refused: &mut Vec<String>,
 ) -> crate::service::Measured {
     let ok = |row: &Row| -> Vec<&Config> {
         cells
@@ -1473,30 +1537,48 @@ fn measured(
             .unwrap_or_default()
     };
     let est = |s: Summary| (s.mean, s.ci95);
-    let ping = cells
-        .keys()
-        .filter_map(|r| match r {
-            Row::Ping(false, n) => {
-                let c = *ok(r).first()?;
-                Some((*n as f64, est(over_reps(c, ping_mean_s)?)))
+    let mut refuse = |what: &str, why: String| {
+        refused.push(format!("{}: no {what} is derived: {why}.", col.1));
+    };
+    let mut pick = |row: &Row, what: &str| match derived_from(row, &ok(row)) {
+        Ok(c) => Ok(c),
+        Err(why) => {
+            refuse(what, why);
+            Err(())
+        }
+    };
+    let mut ping = Vec::new();
+    for r in cells.keys() {
+        if let Row::Ping(false, n) = r {
+            let what = format!("ping cost from its {n}-byte pings");
+            if let Ok(Some(c)) = pick(r, &what) {
+                if let Some(rtt) = over_reps(c, ping_mean_s) {
+                    ping.push((*n as f64, est(rtt)));
+                }
             }
-            _ => None,
-        })
-        .collect();
-    let first = |row: Row| chosen(&row, &ok(&row)).first().copied();
-    let latency_s = first(Row::SequentialSessions)
+        }
+    }
+    let latency_s = pick(&Row::SequentialSessions, "session latency (sequential)")
+        .ok()
+        .flatten()
         .and_then(session_over_reps)
         .map(est);
-    let sessions_per_s = first(Row::ParallelSessions)
+    let sessions_per_s = pick(&Row::ParallelSessions, "service time")
+        .ok()
+        .flatten()
         .and_then(|c| c.metrics.get(model::SESSIONS_PER_S).copied())
         .map(est);
-    let bulk = [Row::ParallelBulk, Row::SequentialBulk]
-        .into_iter()
-        .filter_map(|r| {
-            let c = first(r)?;
-            Some((c, est(c.metrics.get(model::GOODPUT_BPS).copied()?)))
-        })
-        .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
+    // The best of sequential and parallel bulk: none when either cannot be told.
+    let bulk_rows =
+        [Row::ParallelBulk, Row::SequentialBulk].map(|r| pick(&r, "bulk goodput or packets/s"));
+    let bulk = match bulk_rows {
+        [Ok(p), Ok(s)] => [p, s]
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c, est(c.metrics.get(model::GOODPUT_BPS).copied()?))))
+            .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)),
+        _ => None,
+    };
     let bulk_bps = bulk.map(|b| b.1);
     // Packets through the gateway during that bulk row, from its interface counters.
     let bulk_pps = bulk
@@ -1892,6 +1974,107 @@ mod tests {
         bare.iter_mut().for_each(|p| p.1.n = 1);
         assert!(least_note(&bare).unwrap().contains("not measurably below"));
         assert_eq!(least_note(&pts(0.5)[..1]), None);
+    }
+
+    /// Seed 003's sequential-bulk cell of the null firewall also holds the appendix's
+    /// five buffer sizes (sequential bulk too): the service table's bulk figures came
+    /// from the first of them in parameter order (2 KiB) instead of the "sequential
+    /// bulk" case. They come from the case the row names; where none or several are,
+    /// nothing is derived and a finding says why.
+    #[test]
+    fn the_derivations_read_the_case_their_row_names() {
+        use serde_json::json;
+        let trial = |id: i64, topology: &str, label: Option<&str>, size: u64, mbps: f64| {
+            let buffer = if topology == "direct" {
+                2048 * id
+            } else {
+                16384
+            };
+            let mut params = json!({"topology": topology,
+                                    "conn": {"parallel": 1, "proxy_buffer": buffer, "size": size}});
+            if let Some(l) = label {
+                params["label"] = json!(l);
+            }
+            Trial::new(store::TrialRow {
+                params,
+                results: json!({"conn": {"mode": "bulk", "goodput_bps": mbps * 1e6}}),
+                ..crate::testing::trial_row(id, "bulk")
+            })
+        };
+        let appendix = "null firewall: bulk by proxy buffer (appendix)";
+        let trials = vec![
+            trial(1, "direct", Some(appendix), 1_700_000, 25_500.0),
+            trial(2, "direct", Some(appendix), 1_700_000, 24_000.0),
+            trial(
+                8,
+                "direct",
+                Some("null firewall: sequential bulk"),
+                1_700_000,
+                24_200.0,
+            ),
+            // A gateway whose cell holds two sequential bulk cases, neither named so.
+            trial(3, "forward", None, 1_000_000, 20_000.0),
+            trial(4, "forward", None, 2_000_000, 21_000.0),
+        ];
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let mut a = Analysis::default();
+        seed003(&configs, &[], &mut a);
+        let service = a
+            .tables
+            .iter()
+            .find(|t| t.title.starts_with("Service and queuing time"))
+            .expect("the service table");
+        let pps = |name: &str| {
+            let row = service.rows.iter().find(|r| r[0] == name).unwrap();
+            row[4].clone()
+        };
+        let k = crate::service::PACKETS_PER_SEGMENT / (8.0 * crate::service::MSS);
+        assert_eq!(
+            pps("null firewall"),
+            format!("{} (est. from goodput)", mean_ci(24_200e6 * k, None))
+        );
+        assert_eq!(pps("gateway without rules"), "-");
+        let refused: Vec<&String> = a
+            .findings
+            .iter()
+            .filter(|f| f.contains("is derived"))
+            .collect();
+        assert_eq!(refused.len(), 1, "{:?}", a.findings);
+        assert!(
+            refused[0].starts_with(
+                "gateway without rules: no bulk goodput or packets/s is derived: its \
+                 sequential bulk cell holds 2 configurations (conn.size=1000000; \
+                 conn.size=2000000), and none of them is the case \"sequential bulk\" by \
+                 its label (label the one to derive from so)."
+            ),
+            "{}",
+            refused[0]
+        );
+    }
+
+    /// A repetition flagged for its failed sessions is left out of the cell's figures,
+    /// and the cell says so, with its failures (it read "1 of 2 reps not measured").
+    #[test]
+    fn a_cell_names_its_flagged_repetitions_and_their_failures() {
+        use serde_json::json;
+        let trial = |id: i64, status: &str, sessions: u64, failed: u64| {
+            Trial::new(store::TrialRow {
+                status: status.into(),
+                params: json!({"conn": {"parallel": 1, "count": 3000}}),
+                results: json!({"conn": {"mode": "sessions", "sessions": sessions,
+                                         "failed": failed, "corrupt": 0, "elapsed_s": 0.3,
+                                         "sessions_per_s": sessions as f64 / 0.3}}),
+                ..crate::testing::trial_row(id, "sessions")
+            })
+        };
+        let trials = [trial(1, "ok", 3000, 0), trial(2, "flagged", 2988, 12)];
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let cell = quantities(&Row::SequentialSessions, &configs[0]);
+        assert!(
+            cell.ends_with("; 12 sessions failed; 1 of 2 reps flagged (left out)"),
+            "{cell}"
+        );
+        assert!(cell.contains("(3000 sessions)"), "{cell}");
     }
 
     #[test]

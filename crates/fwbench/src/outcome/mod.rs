@@ -256,7 +256,9 @@ impl Outcome {
     /// update's window held no traffic or an overloaded gateway, a max-rate flood that
     /// reached a tenth of what was sent (`limited_by::overload`), a paced sender late
     /// beyond its bound (`limited_by::late_sender`), a paced trial's queue that filled
-    /// through it (`limited_by::queue_filled`) — turns `ok` into
+    /// through it (`limited_by::queue_filled`), a connection trial whose sessions failed,
+    /// came back corrupt or none completed, or whose durations passed what the
+    /// histograms hold ([`ConnSummary::doubts`]) — turns `ok` into
     /// `flagged`, the doubts its reason (`results::judge`). Runs after every other
     /// judgement of the trial.
     pub fn judge_witness(&mut self) {
@@ -290,6 +292,11 @@ impl Outcome {
         }
         if let Some(e) = self.figures.as_ref().and_then(Figures::events) {
             doubts.extend(e.doubts());
+        }
+        // Sessions that failed, none completed, durations clamped: the rates and times
+        // count what completed, as the histograms held it.
+        if let Some(c) = self.conn() {
+            doubts.extend(c.doubts());
         }
         // A max-rate flood far past the gateway's limit: its rate is no capacity; or
         // on a CPU the machine's other load mostly took: its rate is that load's.

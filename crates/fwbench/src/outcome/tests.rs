@@ -277,3 +277,171 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
     );
     assert_eq!(flow(rising, 1.0, 4125, None, false, 0).status, Status::Ok);
 }
+
+/// A connection trial's client as it reports: `sessions` completed, `failed` (of them
+/// `corrupt`) with `errors`, over 1 s.
+fn conn_client(
+    mode: proto::ConnMode,
+    sessions: u64,
+    failed: u64,
+    corrupt: u64,
+    errors: &[(&str, u64)],
+) -> proto::SessionClientResults {
+    let timed = proto::Durations {
+        count: sessions,
+        mean_ns: 100_000.0,
+        max_ns: 200_000,
+        ..Default::default()
+    };
+    proto::SessionClientResults {
+        mode,
+        parallel: 1,
+        sessions,
+        failed,
+        errors: errors.iter().map(|(e, n)| (e.to_string(), *n)).collect(),
+        elapsed_ns: 1_000_000_000,
+        bytes: sessions * 512,
+        corrupt,
+        session: timed,
+        connect: timed,
+        ttfb: timed,
+        ttlb: timed,
+        overhead: None,
+        session_us: vec![],
+        hold: None,
+        external: None,
+        events: None,
+    }
+}
+
+/// The connection trial of `c`, judged as the trial driver judges it.
+fn judged_conn(c: proto::SessionClientResults) -> Outcome {
+    let s = crate::workloads::conn::combine(c, proto::TcpServerResults::default(), None);
+    let mut o = Outcome {
+        figures: Some(Figures::Conn(Box::new(s))),
+        ..Outcome::started("t0".into())
+    };
+    o.judge_witness();
+    o
+}
+
+/// A proxy whose upstream is unreachable: every session ends with a FIN and no body
+/// ("corrupt body: short"), and the client gives up after 100 — it stayed `ok` with
+/// 0 sessions/s and 0 goodput, averaged into its configuration's mean. None completed:
+/// flagged, saying how many of how many and why.
+#[test]
+fn a_connection_trial_without_a_completed_session_is_flagged() {
+    let short = "corrupt body: end of stream before the full length";
+    let o = judged_conn(conn_client(
+        proto::ConnMode::Bulk,
+        0,
+        100,
+        100,
+        &[(short, 100)],
+    ));
+    assert_eq!(o.status, Status::Flagged, "{:?}", o.doubts);
+    let only = crate::search::only_doubt(&o.doubts);
+    assert_eq!(only.kind, results::DoubtKind::EmptyWindow);
+    assert_eq!(
+        only.why,
+        format!(
+            "none of 100 sessions completed, 100 of them with a corrupt body (100 × \
+             {short}): no rate or time was measured"
+        )
+    );
+    assert!(o
+        .error
+        .as_deref()
+        .unwrap()
+        .starts_with("empty window: none of 100"));
+}
+
+/// Some sessions failed: the rates and times count only those that completed — flagged
+/// with how many of how many and the errors; a trial where all completed stays `ok`.
+#[test]
+fn a_connection_trial_with_failed_sessions_is_flagged() {
+    let errors = [
+        ("read: timed out after 5000 ms", 9),
+        ("corrupt body: a byte differs from the pattern", 3),
+    ];
+    let o = judged_conn(conn_client(proto::ConnMode::Sessions, 2988, 12, 3, &errors));
+    assert_eq!(o.status, Status::Flagged, "{:?}", o.doubts);
+    let only = crate::search::only_doubt(&o.doubts);
+    assert_eq!(only.kind, results::DoubtKind::UnexpectedLoss);
+    assert!(
+        only.why.starts_with(
+            "12 of 3000 sessions failed, 3 of them with a corrupt body (9 × read: timed out \
+             after 5000 ms; 3 × corrupt body: a byte differs from the pattern): sessions/s, \
+             goodput and the session times count only the 2988 that completed"
+        ),
+        "{}",
+        only.why
+    );
+    let clean = judged_conn(conn_client(proto::ConnMode::Http, 10, 0, 0, &[]));
+    assert_eq!(clean.status, Status::Ok, "{:?}", clean.doubts);
+    // Held connections: what stopped the opening is their figure, not a doubt.
+    let mut held = conn_client(proto::ConnMode::Hold, 40, 1, 0, &[("connect: refused", 1)]);
+    held.session = proto::Durations::default();
+    assert_eq!(judged_conn(held).status, Status::Ok);
+}
+
+/// With gateway events the sessions are the background: those an update blocked are
+/// the measurement (the events' windows count them), not a doubt; corrupt ones are.
+#[test]
+fn sessions_an_update_blocked_are_no_doubt_but_corrupt_ones_are() {
+    let events: crate::workloads::events::EventsSummary = serde_json::from_value(
+        serde_json::json!({"bin_ns": 1_000_000, "marker_src": null, "updates": [],
+                           "bins_lost": 5, "unbinned_lost": 0}),
+    )
+    .unwrap();
+    let with_events = |corrupt: u64| {
+        let c = conn_client(proto::ConnMode::Sessions, 995, 5, corrupt, &[("x", 5)]);
+        let mut s = crate::workloads::conn::combine(c, proto::TcpServerResults::default(), None);
+        s.events = Some(Box::new(events.clone()));
+        s.doubts()
+    };
+    assert_eq!(with_events(0), vec![]);
+    let d = with_events(1);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, results::DoubtKind::UnexpectedLoss);
+}
+
+/// A download longer than the duration histograms hold (`fwbench http --size 64G` at
+/// ~400 MB/s, ~170 s): its mean counts it as 100 s — flagged, never a measurement.
+#[test]
+fn a_duration_past_the_histograms_flags_the_trial() {
+    let mut c = conn_client(proto::ConnMode::Http, 1, 0, 0, &[]);
+    c.ttlb.max_ns = 170_000_000_000;
+    c.session.max_ns = 170_100_000_000;
+    c.ttlb.mean_ns = 1e11;
+    let o = judged_conn(c.clone());
+    assert_eq!(o.status, Status::Flagged);
+    let only = crate::search::only_doubt(&o.doubts);
+    assert_eq!(only.kind, results::DoubtKind::LimitedByFwbench);
+    assert_eq!(
+        only.why,
+        "durations past the 137.4 s fwbench's histograms hold (the longest: session 170.1 s, \
+         last byte 170.0 s) were counted as 100 s: their mean, sd and top percentiles \
+         understate them"
+    );
+    // The longest the histograms hold is no doubt.
+    c.ttlb.max_ns = traffic::hist::HELD_NS;
+    c.session.max_ns = traffic::hist::HELD_NS;
+    assert_eq!(judged_conn(c.clone()).status, Status::Ok);
+    // Bulk's zero-byte sessions, whose mean is the overhead split's: likewise.
+    c.mode = proto::ConnMode::Bulk;
+    c.overhead = Some(proto::Durations {
+        count: 10,
+        mean_ns: 1e10,
+        max_ns: 200_000_000_000,
+        ..Default::default()
+    });
+    let o = judged_conn(c);
+    assert!(
+        crate::search::only_doubt(&o.doubts)
+            .why
+            .contains("(the longest: zero-byte session 200.0 s)"),
+        "{:?}",
+        o.doubts
+    );
+}

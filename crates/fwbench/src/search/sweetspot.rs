@@ -127,6 +127,8 @@ pub fn search(
     let mut s = Search::new(MAX_AUTO_PARALLEL, TRIALS);
     let mut measured: Vec<SweetPoint> = vec![];
     let mut latency = vec![];
+    // Each step's own doubts (failed sessions …), for the step that carries the answer.
+    let mut flagged: Vec<(u32, Vec<results::Doubt>)> = vec![];
     while let Some(n) = s.next_point() {
         let mut q = crate::search::step_params(p);
         if let Some(k) = q.kind.conn_mut() {
@@ -139,9 +141,11 @@ pub fn search(
                 o.error.as_deref().unwrap_or("no results")
             );
         };
+        let Some(rate) = c.sessions_per_s else {
+            bail!("sessions at parallelism {n} stated no sessions/s");
+        };
         eprintln!(
-            "    parallel {n:>4}: {:.0} sessions/s, latency {:.3} ms{}",
-            c.sessions_per_s,
+            "    parallel {n:>4}: {rate:.0} sessions/s, latency {:.3} ms{}",
             c.session.mean_ns / 1e6,
             if c.failed > 0 {
                 format!(", {} failed", c.failed)
@@ -149,20 +153,33 @@ pub fn search(
                 String::new()
             }
         );
-        s.record(n, c.sessions_per_s);
+        s.record(n, rate);
         latency.push((n, c.session.mean_ns / 1e9));
         measured.push(SweetPoint {
             parallel: n,
-            sessions_per_s: c.sessions_per_s,
+            sessions_per_s: rate,
             failed: c.failed,
         });
+        flagged.push((n, o.doubts.clone()));
     }
     let Some((best, rate)) = s.best() else {
         bail!("the sweet-spot search measured nothing");
     };
     measured.sort_by_key(|m| m.parallel);
     let budget = s.out_of_trials().then_some(TRIALS);
-    let doubts = crate::search::witness::sweet_spot_doubts(&s.points(), (best, rate), budget);
+    let mut doubts = crate::search::witness::sweet_spot_doubts(&s.points(), (best, rate), budget);
+    // The best step's own trial flagged (sessions that failed: its rate counts only those
+    // that completed): the answer is no better than it.
+    if let Some((_, ds)) = flagged.iter().find(|(n, ds)| *n == best && !ds.is_empty()) {
+        let why: Vec<String> = ds.iter().map(results::Doubt::to_string).collect();
+        doubts.push(results::Doubt::new(
+            ds[0].kind,
+            format!(
+                "the step at {best} parallel that carries the answer was flagged: {}",
+                why.join("; ")
+            ),
+        ));
+    }
     Ok(SweetSpotReport {
         best_parallel: best,
         best_sessions_per_s: rate,
@@ -264,19 +281,34 @@ mod tests {
 
     /// A sessions step at parallelism `n` with `rate(n)` sessions/s.
     fn sessions(q: &TrialParams, rate: &dyn Fn(u32) -> f64) -> Result<Outcome> {
+        sessions_failing(q, rate, 0)
+    }
+
+    /// [`sessions`] whose step at parallelism 6 had `failed` sessions fail (judged as
+    /// the trial driver judges it: flagged with its doubt).
+    fn sessions_failing(
+        q: &TrialParams,
+        rate: &dyn Fn(u32) -> f64,
+        failed: u64,
+    ) -> Result<Outcome> {
         let n = q.conn().map(|k| k.parallel).unwrap_or(0);
+        let failed = if n == 6 { failed } else { 0 };
         let d = serde_json::to_value(proto::Durations::default())?;
         let j = serde_json::json!({
             "status": "ok", "error": null, "started_at": "t0", "finished_at": "t1",
             "conn": {
-                "mode": "sessions", "parallel": n, "sessions": rate(n) as u64, "failed": 0,
-                "corrupt": 0, "errors": [], "elapsed_s": 1.0, "sessions_per_s": rate(n),
+                "mode": "sessions", "parallel": n, "sessions": rate(n) as u64,
+                "failed": failed, "corrupt": 0,
+                "errors": if failed > 0 { vec![("read: timed out".to_string(), failed)] } else { vec![] },
+                "elapsed_s": 1.0, "sessions_per_s": rate(n),
                 "bytes": 0, "goodput_bps": 0.0, "session": d, "connect": d, "ttfb": d,
                 "ttlb": d, "session_us": [],
                 "server": proto::TcpServerResults::default()
             }
         });
-        Ok(Outcome::from_stored_step(&j)?)
+        let mut o = Outcome::from_stored_step(&j)?;
+        o.judge_witness();
+        Ok(o)
     }
 
     /// The sweet spot of a rate still rising at the largest parallelism searched is no
@@ -305,5 +337,31 @@ mod tests {
         assert_eq!(r.best_parallel, 6);
         assert!(r.converged && r.doubts.is_empty(), "{:?}", r.doubts);
         assert_eq!(o.status, results::Status::Ok);
+    }
+
+    /// Steps whose sessions failed keep their figures (the search reads them, and the
+    /// report lists "N failed at P parallel"), but a best whose own step failed sessions
+    /// is no better than that step: flagged with its doubt, never `ok`.
+    #[test]
+    fn a_best_step_with_failed_sessions_flags_the_answer() {
+        use crate::outcome::search::SearchSummary;
+        let p = crate::plan::build::test_params(crate::params::workload::Workload::Sessions, &[]);
+        let peak = |n: u32| 1000.0 - (n as f64 - 6.0).powi(2) * 10.0;
+        let r = search(&p, &mut |q| sessions_failing(q, &peak, 2)).unwrap();
+        assert_eq!(r.best_parallel, 6);
+        let failing = r.points.iter().find(|x| x.parallel == 6).unwrap();
+        assert_eq!((failing.failed, failing.sessions_per_s), (2, 1000.0));
+        let only = crate::search::only_doubt(&r.doubts);
+        assert_eq!(only.kind, results::DoubtKind::UnexpectedLoss);
+        assert!(
+            only.why.starts_with(
+                "the step at 6 parallel that carries the answer was flagged: unexpected \
+                 loss: 2 of 1002 sessions failed (2 × read: timed out)"
+            ),
+            "{}",
+            only.why
+        );
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::SweetSpot(r));
+        assert_eq!(o.status, results::Status::Flagged);
     }
 }

@@ -299,6 +299,10 @@ pub struct OverheadSplit {
     /// as above, is the whole elapsed time or more (no time left to move data in: the
     /// split does not describe this run).
     pub net_goodput_bps: Option<f64>,
+    /// The longest zero-byte session, s, when it was past what the duration histogram
+    /// holds (`traffic::hist::HELD_NS`): the mean above then counts it as 100 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clamped_longest_s: Option<f64>,
 }
 
 /// The combined figures of a connection trial (stored as `results.conn`).
@@ -312,12 +316,14 @@ pub struct ConnSummary {
     pub corrupt: u64,
     pub errors: Vec<(String, u64)>,
     pub elapsed_s: f64,
-    /// Completed sessions per second of elapsed time.
-    pub sessions_per_s: f64,
+    /// Completed sessions per second of elapsed time (the window from the start to the
+    /// end of the last session that completed). None for held connections: they are
+    /// opened and held, not sessions that complete.
+    pub sessions_per_s: Option<f64>,
     /// Response bytes received.
     pub bytes: u64,
-    /// bytes × 8 / elapsed.
-    pub goodput_bps: f64,
+    /// bytes × 8 / elapsed. None for held connections (they carry no data).
+    pub goodput_bps: Option<f64>,
     /// Per-session durations (ns): whole session, connect, first and last byte.
     pub session: Durations,
     pub connect: Durations,
@@ -335,6 +341,95 @@ pub struct ConnSummary {
     /// Gateway events and what the sessions felt (issue 25): the workload's sessions
     /// are the background, the marker an extra stream of the smallest sessions.
     pub events: Option<Box<crate::workloads::events::EventsSummary>>,
+}
+
+impl ConnSummary {
+    /// Why its figures may not be believed (`Outcome::judge_witness` makes the trial
+    /// `flagged` with them, so no aggregate counts it): sessions that failed or came
+    /// back corrupt — the rates and times count only those that completed —, none
+    /// completed at all, durations past what the histograms hold (their mean counts
+    /// such a value as 100 s). With gateway events the sessions are the background, and
+    /// those an update blocked are the measurement (the events' windows count them):
+    /// only corrupt ones are doubted there. Held connections have none of these: what
+    /// stopped the opening is their figure.
+    pub fn doubts(&self) -> Vec<results::Doubt> {
+        use results::{Doubt, DoubtKind};
+        let mut out = vec![];
+        if self.mode == ConnMode::Hold {
+            return out;
+        }
+        let attempted = self.sessions + self.failed;
+        let corrupt = match self.corrupt {
+            0 => String::new(),
+            n => format!(", {n} of them with a corrupt body"),
+        };
+        let errors = errors_text(&self.errors);
+        if self.sessions == 0 {
+            out.push(Doubt::new(
+                DoubtKind::EmptyWindow,
+                match attempted {
+                    0 => "no session was attempted: no rate or time was measured".to_string(),
+                    n => format!(
+                        "none of {n} sessions completed{corrupt} ({errors}): no rate or time \
+                         was measured"
+                    ),
+                },
+            ));
+        } else if self.failed > 0 && (self.events.is_none() || self.corrupt > 0) {
+            out.push(Doubt::new(
+                DoubtKind::UnexpectedLoss,
+                format!(
+                    "{} of {attempted} sessions failed{corrupt} ({errors}): sessions/s, \
+                     goodput and the session times count only the {} that completed, and a \
+                     failed one's wait (up to its timeout) may be in the window they divide by",
+                    self.failed, self.sessions
+                ),
+            ));
+        }
+        let held_s = traffic::hist::HELD_NS as f64 / 1e9;
+        let mut clamped: Vec<String> = [
+            ("session", &self.session),
+            ("connect", &self.connect),
+            ("first byte", &self.ttfb),
+            ("last byte", &self.ttlb),
+        ]
+        .into_iter()
+        .filter(|(_, d)| d.max_ns > traffic::hist::HELD_NS)
+        .map(|(what, d)| format!("{what} {:.1} s", d.max_ns as f64 / 1e9))
+        .collect();
+        if let Some(s) = self.overhead.as_ref().and_then(|o| o.clamped_longest_s) {
+            clamped.push(format!("zero-byte session {s:.1} s"));
+        }
+        if !clamped.is_empty() {
+            out.push(Doubt::new(
+                DoubtKind::LimitedByFwbench,
+                format!(
+                    "durations past the {held_s:.1} s fwbench's histograms hold (the longest: \
+                     {}) were counted as 100 s: their mean, sd and top percentiles understate \
+                     them",
+                    clamped.join(", ")
+                ),
+            ));
+        }
+        out
+    }
+}
+
+/// The first three of a trial's error messages with their counts ("2 × connect:
+/// timed out; 1 × …"), or that none was recorded.
+fn errors_text(errors: &[(String, u64)]) -> String {
+    if errors.is_empty() {
+        return "no error recorded".into();
+    }
+    let mut s: Vec<String> = errors
+        .iter()
+        .take(3)
+        .map(|(text, n)| format!("{n} × {text}"))
+        .collect();
+    if errors.len() > 3 {
+        s.push("…".into());
+    }
+    s.join("; ")
 }
 
 /// Combine the client's and server's results (and the proxy's); several of each when
@@ -508,6 +603,7 @@ pub fn combine(
     proxy: Option<ProxyResults>,
 ) -> ConnSummary {
     let elapsed_s = (c.elapsed_ns as f64 / 1e9).max(1e-9);
+    let held = c.mode == ConnMode::Hold;
     let overhead = c.overhead.filter(|o| o.count > 0).map(|o| {
         let per_session_s = o.mean_ns / 1e9;
         let sessions_charged = c.sessions as f64 / f64::from(c.parallel.max(1));
@@ -520,6 +616,7 @@ pub fn combine(
             overhead_s,
             transfer_s,
             net_goodput_bps: (charged_s < elapsed_s).then(|| c.bytes as f64 * 8.0 / transfer_s),
+            clamped_longest_s: (o.max_ns > traffic::hist::HELD_NS).then(|| o.max_ns as f64 / 1e9),
         }
     });
     ConnSummary {
@@ -530,9 +627,9 @@ pub fn combine(
         corrupt: c.corrupt,
         errors: c.errors,
         elapsed_s,
-        sessions_per_s: c.sessions as f64 / elapsed_s,
+        sessions_per_s: (!held).then(|| c.sessions as f64 / elapsed_s),
         bytes: c.bytes,
-        goodput_bps: c.bytes as f64 * 8.0 / elapsed_s,
+        goodput_bps: (!held).then(|| c.bytes as f64 * 8.0 / elapsed_s),
         session: c.session,
         connect: c.connect,
         ttfb: c.ttfb,
@@ -990,7 +1087,7 @@ mod tests {
         assert!((o.overhead_s - 13.8).abs() < 1e-9);
         assert!((o.transfer_s - 16.0).abs() < 1e-9);
         assert!((o.net_goodput_bps.unwrap() - 17e6 * 8.0 / 16.0).abs() < 1e-3);
-        assert!((s.goodput_bps - 17e6 * 8.0 / 29.8).abs() < 1e-3);
+        assert!((s.goodput_bps.unwrap() - 17e6 * 8.0 / 29.8).abs() < 1e-3);
         // 3 × 3 in parallel: 9 sessions, 3 overheads in sequence.
         c.sessions = 9;
         c.parallel = 3;
@@ -1014,7 +1111,40 @@ mod tests {
         // Without zero-byte sessions there is no split.
         let s = combine(client(5, 1, 5, 1.0), TcpServerResults::default(), None);
         assert!(s.overhead.is_none());
-        assert_eq!(s.sessions_per_s, 5.0);
+        assert_eq!(s.sessions_per_s, Some(5.0));
+    }
+
+    /// Held connections are opened and held, not sessions that complete: no
+    /// sessions/s (it was reached / (open + hold)) and no goodput (0) — absent in the
+    /// figures, the stored form, the store's headline and the table, not stated.
+    #[test]
+    fn held_connections_state_no_rate_and_no_goodput() {
+        use crate::workloads::Summary;
+        let mut c = client(40_000, 1, 0, 3.0);
+        c.mode = ConnMode::Hold;
+        c.hold = Some(hold(40_000, 40_000, "limit (40000 connections)"));
+        let s = combine(c, TcpServerResults::default(), None);
+        assert_eq!((s.sessions_per_s, s.goodput_bps), (None, None));
+        let j = serde_json::to_value(&s).unwrap();
+        assert!(
+            j.get("sessions_per_s").is_none() && j.get("goodput_bps").is_none(),
+            "{j}"
+        );
+        let h = s.headline();
+        assert_eq!((h.throughput_bps, h.transactions_per_s), (None, None));
+        assert_eq!((h.rtt_p50_us, h.rtt_max_us), (None, None));
+        assert_eq!(h.duration_s, Some(3.0));
+        assert_eq!(s.cells(), ["40000", "-", "-", "-", "0"]);
+        // Sessions state both; a corrupt session counts once among the failed.
+        let mut c = client(8, 2, 4096, 2.0);
+        (c.failed, c.corrupt) = (3, 1);
+        let s = combine(c, TcpServerResults::default(), None);
+        assert_eq!(
+            (s.sessions_per_s, s.goodput_bps),
+            (Some(4.0), Some(16384.0))
+        );
+        assert_eq!(s.headline().transactions_per_s, Some(4.0));
+        assert_eq!(s.cells()[4], "3");
     }
 
     /// A sweet-spot step stored and read back (resume) gives the search the same

@@ -9,6 +9,16 @@ use crate::workloads::units::{mbps, ms};
 use crate::workloads::{us, Summary, TextOf};
 use store::Headline;
 
+/// A rate as `show` writes it, or "-" where there is none (held connections).
+fn or_dash(x: Option<f64>, show: impl Fn(f64) -> String) -> String {
+    x.map_or_else(|| "-".to_string(), show)
+}
+
+/// A duration's column for the store: none where no session was timed.
+fn timed(d: &proto::Durations, ns: u64) -> Option<f64> {
+    (d.count > 0).then(|| us(ns)).flatten()
+}
+
 impl Summary for ConnSummary {
     fn line(&self) -> String {
         conn_line(self)
@@ -27,10 +37,14 @@ impl Summary for ConnSummary {
                 Some(h) => h.reached.to_string(),
                 None => c.sessions.to_string(),
             },
-            format!("{:.1}", c.sessions_per_s),
-            ms(c.session.mean_ns),
-            mbps(c.goodput_bps),
-            (c.failed + c.corrupt).to_string(),
+            or_dash(c.sessions_per_s, |r| format!("{r:.1}")),
+            match c.session.count {
+                0 => "-".to_string(),
+                _ => ms(c.session.mean_ns),
+            },
+            or_dash(c.goodput_bps, mbps),
+            // A corrupt session is counted in `failed` too.
+            c.failed.to_string(),
         ]
     }
 
@@ -46,16 +60,18 @@ impl Summary for ConnSummary {
         "conn"
     }
 
-    /// The store's headline columns: sessions are the transactions, their durations the "RTT".
+    /// The store's headline columns: sessions are the transactions, their durations the
+    /// "RTT". Held connections have neither (no rate, no goodput, no session timed).
     fn headline(&self) -> Headline {
+        let d = &self.session;
         Headline {
             duration_s: Some(self.elapsed_s),
-            throughput_bps: Some(self.goodput_bps),
-            transactions_per_s: Some(self.sessions_per_s),
-            rtt_p50_us: us(self.session.p50_ns),
-            rtt_p90_us: us(self.session.p90_ns),
-            rtt_p99_us: us(self.session.p99_ns),
-            rtt_max_us: us(self.session.max_ns),
+            throughput_bps: self.goodput_bps,
+            transactions_per_s: self.sessions_per_s,
+            rtt_p50_us: timed(d, d.p50_ns),
+            rtt_p90_us: timed(d, d.p90_ns),
+            rtt_p99_us: timed(d, d.p99_ns),
+            rtt_max_us: timed(d, d.max_ns),
             validation_errors: Some(self.corrupt),
             lost: Some(self.failed),
             ..Default::default()
@@ -92,9 +108,9 @@ fn conn_line(c: &ConnSummary) -> String {
             )
         }
         proto::ConnMode::Sessions => format!(
-            "{} sessions, {:.0} sessions/s, session mean {} ms p50 {} p99 {} ms{trouble}",
+            "{} sessions, {} sessions/s, session mean {} ms p50 {} p99 {} ms{trouble}",
             c.sessions,
-            c.sessions_per_s,
+            or_dash(c.sessions_per_s, |r| format!("{r:.0}")),
             ms(c.session.mean_ns),
             ms(c.session.p50_ns as f64),
             ms(c.session.p99_ns as f64)
@@ -104,7 +120,7 @@ fn conn_line(c: &ConnSummary) -> String {
                 "{} × {} bytes, {} Mb/s goodput{}, download mean {} ms (first byte {} ms){trouble}",
                 c.sessions,
                 c.bytes.checked_div(c.sessions).unwrap_or(0),
-                mbps(c.goodput_bps),
+                or_dash(c.goodput_bps, mbps),
                 c.overhead
                     .as_ref()
                     .map(|o| format!(" ({} without session overhead)", net_goodput(o)))
@@ -191,8 +207,13 @@ fn conn_text(c: &ConnSummary) -> String {
         return out;
     }
     out += &format!(
-        "  sessions     {} completed, {} failed, {} corrupt, {} at once, over {:.3} s: {:.1} sessions/s\n",
-        c.sessions, c.failed, c.corrupt, c.parallel, c.elapsed_s, c.sessions_per_s
+        "  sessions     {} completed, {} failed, {} corrupt, {} at once, over {:.3} s: {} sessions/s\n",
+        c.sessions,
+        c.failed,
+        c.corrupt,
+        c.parallel,
+        c.elapsed_s,
+        or_dash(c.sessions_per_s, |r| format!("{r:.1}"))
     );
     out += &dist("session", &c.session);
     out += &dist("connect", &c.connect);
@@ -201,7 +222,7 @@ fn conn_text(c: &ConnSummary) -> String {
     if c.bytes > 0 {
         out += &format!(
             "  goodput      {} Mb/s ({} bytes in {:.3} s)\n",
-            mbps(c.goodput_bps),
+            or_dash(c.goodput_bps, mbps),
             c.bytes,
             c.elapsed_s
         );
