@@ -15,7 +15,7 @@
 use crate::figure::{mean_ci, num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
-use results::{EventPlace, UpdateKind};
+use results::{EventPlace, Status, UpdateKind};
 use std::collections::{BTreeMap, BTreeSet};
 use store::UpdateRecord;
 
@@ -76,7 +76,26 @@ pub struct Update {
     /// The rate its trial's event repeated at, updates/s (`None`: once, or not
     /// stored): commits at 1/s and at 100/s are not one series (an envelope's steps).
     pub rate: Option<f64>,
+    /// The share of the gateway's capacity its trial's background was offered at
+    /// (`event_load`, `--load`), in words: "50 % of its capacity", "25 % of 40000 pps"
+    /// (`None`: the rate as given). A background at half the capacity is not one at
+    /// the rate given, which may be far past it.
+    pub load: Option<String>,
+    /// Why its trial's witness does not hold beyond the doubts its updates carry
+    /// themselves (a trial flagged limited by fwbench, a verdict mismatch, disturbed,
+    /// too few packets; one dropped or failed): then none of its updates' stall, loss,
+    /// time to effect or violations is stated, nor its commits fitted (`None`: it holds).
+    pub trial: Option<TrialDoubt>,
     pub row: UpdateRecord,
+}
+
+/// Why a trial's updates' figures do not hold, beyond their own doubts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialDoubt {
+    /// The trial's status (never `ok`).
+    pub status: Status,
+    /// Its doubts the updates do not carry themselves, "kind: why; …", or its error.
+    pub why: String,
 }
 
 /// The updates of `trials`, each trial's rows as `rows` returns them.
@@ -90,16 +109,134 @@ pub fn gather<E>(
         let unit = t.workload.unit();
         let set_elements = t.firewall.as_ref().map_or(0, |f| f.set_elements);
         let rate = t.p.event_rate();
-        out.extend(rows(t.id)?.into_iter().map(|row| Update {
+        let load = load_of(&t.row.params);
+        let stored = rows(t.id)?;
+        let trial = trial_doubt(t, &stored);
+        out.extend(stored.into_iter().map(|row| Update {
             trial_id: t.id,
             engine: engine.clone(),
             unit,
             set_elements,
             rate,
+            load: load.clone(),
+            trial: trial.clone(),
             row,
         }));
     }
     Ok(out)
+}
+
+/// Why the figures of `t`'s updates (`rows`) do not hold beyond their own doubts
+/// (`None`: they hold). A flagged trial's doubts that its updates carry themselves
+/// (`EventsSummary::doubts` counts them into the trial's: an overloaded update, one
+/// that outlived the traffic, one that failed) judge those updates alone, each by its
+/// own; any other (limited by fwbench, a verdict mismatch, disturbed, too few …) is
+/// the whole trial's. A trial stored without its doubts, or dropped, unavailable or
+/// failed: its error.
+fn trial_doubt(t: &Trial, rows: &[UpdateRecord]) -> Option<TrialDoubt> {
+    let error = || {
+        t.row
+            .error
+            .clone()
+            .unwrap_or_else(|| "no reason recorded".into())
+    };
+    let why = match t.status {
+        Status::Ok => return None,
+        Status::Flagged => match t.row.results.get("doubts").and_then(|d| d.as_array()) {
+            Some(stored) => {
+                let whole: Vec<String> = stored
+                    .iter()
+                    .filter(|d| !of_updates(d, rows))
+                    .map(doubt_words)
+                    .collect();
+                if whole.is_empty() {
+                    return None;
+                }
+                whole.join("; ")
+            }
+            None => error(),
+        },
+        Status::Dropped | Status::Unavailable | Status::Failed => error(),
+    };
+    Some(TrialDoubt {
+        status: t.status,
+        why,
+    })
+}
+
+/// A stored doubt as read here: each read alone, so one of a kind this report does not
+/// know hides no other.
+#[derive(serde::Deserialize)]
+struct StoredDoubt {
+    kind: String,
+    why: String,
+}
+
+/// Whether a trial's stored doubt `d` is one its updates (`rows`) carry themselves: an
+/// update's doubt of that kind, alone ("why") or counted ("2 of 5 updates, e.g. why",
+/// as `EventsSummary::doubts` words it); or an update that failed.
+fn of_updates(d: &serde_json::Value, rows: &[UpdateRecord]) -> bool {
+    let Ok(d) = serde_json::from_value::<StoredDoubt>(d.clone()) else {
+        return false;
+    };
+    if d.kind == "update_failed" {
+        return rows.iter().any(|r| r.error.is_some());
+    }
+    rows.iter().any(|r| {
+        r.doubts
+            .as_deref()
+            .and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(t).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|u| serde_json::from_value::<StoredDoubt>(u).ok())
+            .any(|u| {
+                u.kind == d.kind
+                    && (u.why == d.why || d.why.ends_with(&format!(", e.g. {}", u.why)))
+            })
+    })
+}
+
+/// A stored doubt in words, "kind: why", as the trial's reason gives it.
+fn doubt_words(d: &serde_json::Value) -> String {
+    match serde_json::from_value::<StoredDoubt>(d.clone()) {
+        Ok(d) => {
+            let kind = serde_json::from_value::<results::DoubtKind>(d.kind.clone().into())
+                .map_or_else(|_| d.kind.replace('_', " "), |k| k.as_str().to_string());
+            format!("{kind}: {}", d.why)
+        }
+        Err(_) => format!("unreadable doubt {d}"),
+    }
+}
+
+/// Its `event_load` (`--load`) in words, from a trial's stored parameters (a packet
+/// trial's event is under `packet`): "50 % of its capacity" (found by a search before
+/// the trial), "25 % of 40000 pps" (stated); `None`: none.
+fn load_of(params: &serde_json::Value) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Load {
+        fraction: f64,
+        #[serde(default)]
+        of: Option<serde_json::Value>,
+    }
+    let events = params
+        .get("packet")
+        .and_then(|p| p.get("events"))
+        .or_else(|| params.get("events"))?;
+    let l: Load = serde_json::from_value(events.get("load")?.clone()).ok()?;
+    let share = format!("{} %", num(l.fraction * 100.0));
+    // A stated rate as stored (`proto::Rate`): {"pps": …}, {"bps": …}.
+    let of = l.of.as_ref().map(|r| {
+        let n = |k: &str| r.get(k).and_then(serde_json::Value::as_f64);
+        match (n("pps"), n("bps")) {
+            (Some(p), _) => format!("{} pps", num(p)),
+            (None, Some(b)) => format!("{} bit/s", num(b)),
+            (None, None) => r.to_string(),
+        }
+    });
+    Some(match of {
+        Some(of) => format!("{share} of {of}"),
+        None => format!("{share} of its capacity"),
+    })
 }
 
 /// Per-trial metrics of the updates, for `compare` and the configurations: the
@@ -124,10 +261,10 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
             .or_default();
         e.0.push(r.commit_ms);
         // A stall only where the update's figures hold, over a background.
-        if let Some(stall) = r.stall_ms.filter(|_| holds(r) && r.series.is_some()) {
+        if let Some(stall) = r.stall_ms.filter(|_| holds(u) && r.series.is_some()) {
             e.1.push(stall);
         }
-        if let Some(n) = r.violations.filter(|_| holds(r)) {
+        if let Some(n) = r.violations.filter(|_| holds(u)) {
             e.2 = Some(e.2.unwrap_or(0) + n);
         }
     }
@@ -160,15 +297,161 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
     out
 }
 
+/// What makes updates alike beyond what they did: the rate their event repeated at,
+/// where their rules went and the background's `--load`. Commits at 1/s and at
+/// 100/s, rules at the head and behind the established-accept rule, a background at
+/// half the capacity and one at the rate given are never one sentence, row, line or
+/// fit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Alike {
+    /// [`Update::rate`]'s bits (positive rates sort as their bits do; `None`: once).
+    rate: Option<u64>,
+    /// `UpdateRecord::place` (`None`: at the head).
+    place: Option<String>,
+    /// [`Update::load`].
+    load: Option<String>,
+}
+
+impl Alike {
+    fn of(u: &Update) -> Alike {
+        Alike {
+            rate: u.rate.map(f64::to_bits),
+            place: u.row.place.clone().filter(|p| p != EventPlace::Head.name()),
+            load: u.load.clone(),
+        }
+    }
+
+    /// What of it `varies` names: "repeated at 100 updates/s, behind the rule accepting
+    /// established flows, the background at 50 % of its capacity" (empty: nothing).
+    fn words(&self, varies: &Varies) -> String {
+        let mut w = vec![];
+        if varies.rate {
+            w.push(match self.rate {
+                Some(r) => format!("repeated at {} updates/s", num(f64::from_bits(r))),
+                None => "once".into(),
+            });
+        }
+        if varies.place {
+            w.push(
+                match self.place.as_deref().map(|p| (p, p.parse::<EventPlace>())) {
+                    None | Some((_, Ok(EventPlace::Head))) => "at the chain's head".into(),
+                    Some((_, Ok(EventPlace::AfterEstablished))) => {
+                        "behind the rule accepting established flows".into()
+                    }
+                    Some((_, Ok(EventPlace::AfterEstablishedCtDelete))) => {
+                        "behind the rule accepting established flows, the marker's conntrack \
+                         entries deleted"
+                            .into()
+                    }
+                    // A place a newer fwbench stored, as stored (escaped).
+                    Some((p, Err(_))) => format!("placed {}", results::shown(p)),
+                },
+            );
+        }
+        if varies.load {
+            w.push(match &self.load {
+                Some(l) => format!("the background at {l}"),
+                None => "the background at the rate given".into(),
+            });
+        }
+        w.join(", ")
+    }
+
+    /// Its parts other than the default, in words: "repeated at 2 updates/s" (empty:
+    /// once, at the head, at the rate given).
+    fn stated(&self) -> String {
+        self.words(&Varies {
+            rate: self.rate.is_some(),
+            place: self.place.is_some(),
+            load: self.load.is_some(),
+        })
+    }
+
+    /// A figure id's part for it ("" where it is the default: the ids of before).
+    fn id(&self) -> String {
+        let mut id = String::new();
+        if let Some(r) = self.rate {
+            id += &format!("-rate-{}", num(f64::from_bits(r)));
+        }
+        if let Some(p) = &self.place {
+            id += &format!("-{p}");
+        }
+        if let Some(l) = &self.load {
+            id += &format!("-load-{l}");
+        }
+        // Letters, digits and dashes only (an id names an element and a file).
+        let mut out = String::new();
+        for c in id.chars() {
+            match c {
+                c if c.is_ascii_alphanumeric() => out.push(c),
+                _ if out.ends_with('-') => {}
+                _ => out.push('-'),
+            }
+        }
+        out.trim_end_matches('-').to_string()
+    }
+}
+
+/// Which of [`Alike`]'s parts take more than one value among updates of one kind, K
+/// and size (whatever their engine and method, which are compared side by side):
+/// those are named where they are said.
+#[derive(Debug, Clone, Copy, Default)]
+struct Varies {
+    rate: bool,
+    place: bool,
+    load: bool,
+}
+
+/// (unit, kind, K, installed, the set elements beside): what [`Varies`] is judged over.
+type Kin = (Unit, String, u32, u64, u64);
+
+impl Varies {
+    /// Of each kin of `keys`' groups.
+    fn by<'a>(keys: impl IntoIterator<Item = &'a Key>) -> BTreeMap<Kin, Varies> {
+        type Seen = (
+            BTreeSet<Option<u64>>,
+            BTreeSet<Option<String>>,
+            BTreeSet<Option<String>>,
+        );
+        let mut seen: BTreeMap<Kin, Seen> = BTreeMap::new();
+        for (unit, _, _, kind, k, installed, elements, alike) in keys {
+            let e = seen
+                .entry((*unit, kind.clone(), *k, *installed, *elements))
+                .or_default();
+            e.0.insert(alike.rate);
+            e.1.insert(alike.place.clone());
+            e.2.insert(alike.load.clone());
+        }
+        seen.into_iter()
+            .map(|(kin, (rate, place, load))| {
+                let v = Varies {
+                    rate: rate.len() > 1,
+                    place: place.len() > 1,
+                    load: load.len() > 1,
+                };
+                (kin, v)
+            })
+            .collect()
+    }
+
+    /// The kin of `key` in `by` (none: nothing varies).
+    fn of(by: &BTreeMap<Kin, Varies>, key: &Key) -> Varies {
+        let (unit, _, _, kind, k, installed, elements, _) = key;
+        by.get(&(*unit, kind.clone(), *k, *installed, *elements))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
 /// (unit, engine, method, kind, K, installed, the set elements beside a rule update's
-/// rules): the updates measured alike.
-type Key = (Unit, String, String, String, u32, u64, u64);
+/// rules, the rest alike): the updates measured alike.
+type Key = (Unit, String, String, String, u32, u64, u64, Alike);
 
 /// The updates that committed (no error), by key. A trial's repeated updates of one
 /// kind (an `--event-rate` trial, an envelope's step) grow or shrink the rule set one
 /// after another: they count at the size the trial's first of them saw, not one
 /// group per size it passed through (561 adds were 561 findings).
-fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
+fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&Update>> {
     let committed = || updates.iter().filter(|u| u.row.error.is_none());
     let series = |u: &Update| {
         let r = &u.row;
@@ -189,7 +472,7 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
         let e = first.entry(series(u)).or_insert(at);
         *e = (*e).min(at);
     }
-    let mut by: BTreeMap<Key, Vec<&UpdateRecord>> = BTreeMap::new();
+    let mut by: BTreeMap<Key, Vec<&Update>> = BTreeMap::new();
     for u in committed() {
         let r = &u.row;
         by.entry((
@@ -200,9 +483,10 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
             r.k,
             first[&series(u)].1,
             beside(u),
+            Alike::of(u),
         ))
         .or_default()
-        .push(r);
+        .push(u);
     }
     by
 }
@@ -222,13 +506,27 @@ fn beside(u: &Update) -> u64 {
     }
 }
 
-/// [`doing`], and the set elements beside a rule update's rules where it had some:
-/// "adding 1 rule to 2 (beside a set of 50000 elements)".
-fn doing_beside(kind: &str, k: u32, installed: u64, elements: u64) -> (String, &'static str) {
+/// [`doing`], and the set elements beside a rule update's rules where it had some and
+/// what else `alike` says of it (its rate, place or load where those differ): "adding 1
+/// rule to 2 (beside a set of 50000 elements)", "adding 1 rule to 20000 (repeated at
+/// 100 updates/s)".
+fn doing_beside(
+    kind: &str,
+    k: u32,
+    installed: u64,
+    elements: u64,
+    alike: &str,
+) -> (String, &'static str) {
     let (what, thing) = doing(kind, k, installed);
-    match elements {
-        0 => (what, thing),
-        n => (format!("{what} (beside a set of {n} elements)"), thing),
+    let beside = (elements > 0).then(|| format!("beside a set of {elements} elements"));
+    let said: Vec<String> = beside
+        .into_iter()
+        .chain((!alike.is_empty()).then(|| alike.to_string()))
+        .collect();
+    if said.is_empty() {
+        (what, thing)
+    } else {
+        (format!("{what} ({})", said.join("; ")), thing)
     }
 }
 
@@ -244,63 +542,65 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
     }
 }
 
-/// One sentence per engine, method, kind, K and installed size: "adding 1 rule to
+/// One sentence per engine, method, kind, K and installed size (and rate, place and
+/// load, named where the run's updates differ in them): "adding 1 rule to
 /// 20000 with nft by batch took 33 ms (median of 3); forwarding stalled 0 ms; 0
 /// packets lost; the background's one-way delay in the update's window reached 0.05 ms;
 /// the rule took effect after 19.9 ms". The stall is the longest of the group's, the
 /// loss their sum, the delay the highest (the window: 50 ms before the commit to 250 ms
 /// after it, no baseline taken out), the time to effect the median of the marker
-/// updates';
-/// updates that failed are counted after the sentences.
+/// updates'; only of updates whose figures hold, and of trials whose witness holds (the
+/// others counted, with the first's reason); updates that failed are counted after the
+/// sentences.
 pub fn findings(updates: &[Update]) -> Vec<String> {
     let mut out = vec![];
-    for ((unit, engine, method, kind, k, installed, elements), rows) in groups(updates) {
-        let Some(commit) = median(rows.iter().map(|r| r.commit_ms)) else {
+    let by = groups(updates);
+    let kin = Varies::by(by.keys());
+    for (key, rows) in by {
+        let varies = Varies::of(&kin, &key);
+        let (unit, engine, method, kind, k, installed, elements, alike) = key;
+        let Some(commit) = median(rows.iter().map(|u| u.row.commit_ms)) else {
             continue;
         };
-        let (what, thing) = doing_beside(&kind, k, installed, elements);
+        let (what, thing) = doing_beside(&kind, k, installed, elements, &alike.words(&varies));
         // Only updates whose figures hold make the finding; the rest are counted
-        // with the first one's reason (an empty window, an overloaded gateway …).
-        let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
-        let flagged = rows.len() - held.len();
-        let why = rows
-            .iter()
-            .find_map(|r| doubts(r).into_iter().next())
-            .unwrap_or_default();
+        // with the first one's reason (an empty window, an overloaded gateway, a
+        // trial flagged …).
+        let held: Vec<&Update> = rows.iter().copied().filter(|u| holds(u)).collect();
+        let left = LeftOut::of(&rows);
         let measured = felt(&held);
         let felt = if held.is_empty() {
-            format!("no stall or loss figure ({why})")
+            format!("no stall or loss figure ({})", left.why())
         } else if measured.is_empty() {
             "no background traffic to disturb: no stall or loss figure".to_string()
+                + &left.counted(rows.len())
         } else {
             let stall = measured
                 .iter()
-                .filter_map(|r| r.stall_ms)
+                .filter_map(|u| u.row.stall_ms)
                 .fold(0.0, f64::max);
             // What the update is credited with: the loss beyond the window before it.
             let lost: u64 = measured
                 .iter()
-                .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
+                .map(|u| u.row.lost_beyond_baseline.unwrap_or(u.row.lost))
                 .sum();
             let mut t = unit.disturbance(&num(stall), measured.len() > 1, lost);
             // A stall is a run of bins that lost and received none: a commit that held
             // the packets back and then let them all through shows as their delay only.
-            let delay_us = measured.iter().map(|r| r.owd_max_us).max().unwrap_or(0);
+            let delay_us = measured.iter().map(|u| u.row.owd_max_us).max().unwrap_or(0);
             if unit == Unit::Packets && delay_us > 0 {
                 t += &format!(
                     "; the background's one-way delay in the update's window reached {} ms",
                     num(delay_us as f64 / 1e3)
                 );
             }
-            if flagged > 0 {
-                t += &format!(" ({flagged} of {} updates left out: {why})", rows.len());
-            }
+            t += &left.counted(rows.len());
             t
         };
-        let effects = held.iter().filter_map(|r| r.time_to_effect_ms);
+        let effects = held.iter().filter_map(|u| u.row.time_to_effect_ms);
         // Only the update carrying the marker has one: say of how many, where fewer
         // than the commits held.
-        let carrying = held.iter().filter(|r| r.marker).count();
+        let carrying = held.iter().filter(|u| u.row.marker).count();
         let of = match (effects.clone().count(), carrying) {
             (n, _) if n == held.len() => String::new(),
             (1, 1) => " (the one update carrying the marker)".to_string(),
@@ -326,6 +626,9 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 rows.len()
             )
         };
+        // Whether the marker's rule reached an established flow: a time to effect's
+        // reading, so only of the updates whose figures hold.
+        let records: Vec<&UpdateRecord> = held.iter().map(|u| &u.row).collect();
         out.push(format!(
             "{took}; {}{}{}.",
             felt,
@@ -333,9 +636,9 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 Some(t) => format!(
                     "; the {thing} took effect after {} ms{of}{}",
                     num(t),
-                    hole(&rows)
+                    hole(&records)
                 ),
-                None => hole(&rows),
+                None => hole(&records),
             },
             violations(&rows)
         ));
@@ -362,36 +665,78 @@ type Base = (String, String, String, u32, u64);
 /// its gateway): one series of [`growth`].
 type SizedTrials = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>, bool)>;
 
+/// The trials of a series of [`growth`] left out, their witness not holding: trial →
+/// its smallest installed size; their statuses; the first one's reason.
+type LeftTrials = (BTreeMap<i64, u64>, BTreeSet<&'static str>, String);
+
+/// Trials left out of a fit ([`LeftTrials`]) in words: "2 flagged trials left out:
+/// limited by fwbench: …" (`None`: none); `at`, where the series is one of several
+/// alike, says which.
+fn left_trials(l: &LeftTrials, at: &str) -> Option<String> {
+    let n = l.0.len();
+    let at = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" {at}")
+    };
+    (n > 0).then(|| {
+        format!(
+            "{n} {} trial{}{at} left out: {}",
+            l.1.iter().copied().collect::<Vec<_>>().join(" or "),
+            if n == 1 { "" } else { "s" },
+            l.2
+        )
+    })
+}
+
 /// Commit latency vs installed size (issue 39; kube-proxy's sync time grows
-/// super-linearly with its Services, kubernetes#139513), per engine, method, kind, K
-/// and the rate the event repeated at where trials at three sizes or more hold it (and
+/// super-linearly with its Services, kubernetes#139513), per engine, method, kind, K,
+/// the rate the event repeated at, where its rules went and the background's load,
+/// where trials at three sizes or more hold it (and
 /// where none does, though the kind's trials span three sizes, why not): each trial
 /// one point, its smallest
 /// installed size and its median commit (a trial of repeated adds grows its rule set
 /// by K each time; the repetitions across trials are the unit). Linear or
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
-/// largest size's commit against the line through the smaller ones.
+/// largest size's commit against the line through the smaller ones. Only trials whose
+/// witness holds ([`Update::trial`]): the others are counted, with the first's reason.
 pub fn growth(updates: &[Update]) -> Vec<String> {
-    // (engine, method, kind, K, set elements beside, rate) → its trials: rule updates
-    // beside sets of other sizes, or repeated at other rates (an envelope's steps,
-    // which compete with each other for the CPUs), are not one series.
-    let mut by: BTreeMap<(Base, Option<u64>), SizedTrials> = BTreeMap::new();
+    // (engine, method, kind, K, set elements beside, the rest alike) → its trials:
+    // rule updates beside sets of other sizes, or repeated at other rates (an
+    // envelope's steps, which compete with each other for the CPUs), at other places
+    // or beside another load, are not one series.
+    let mut by: BTreeMap<(Base, Alike), SizedTrials> = BTreeMap::new();
+    // The same → the trials left out (their witness does not hold): their smallest
+    // sizes, their statuses and the first one's reason.
+    let mut left: BTreeMap<(Base, Alike), LeftTrials> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
-        let t = by
-            .entry((
-                (
-                    u.engine.clone(),
-                    r.method.clone(),
-                    r.kind.clone(),
-                    r.k,
-                    beside(u),
-                ),
-                u.rate.map(f64::to_bits),
-            ))
-            .or_default()
-            .entry(u.trial_id)
-            .or_insert((r.installed, vec![], vec![], false));
+        let key = (
+            (
+                u.engine.clone(),
+                r.method.clone(),
+                r.kind.clone(),
+                r.k,
+                beside(u),
+            ),
+            Alike::of(u),
+        );
+        if let Some(d) = &u.trial {
+            let l = left.entry(key).or_default();
+            let size = l.0.entry(u.trial_id).or_insert(r.installed);
+            *size = (*size).min(r.installed);
+            l.1.insert(d.status.as_str());
+            if l.2.is_empty() {
+                l.2 = d.why.clone();
+            }
+            continue;
+        }
+        let t = by.entry(key).or_default().entry(u.trial_id).or_insert((
+            r.installed,
+            vec![],
+            vec![],
+            false,
+        ));
         t.0 = t.0.min(r.installed);
         t.1.push(r.installed as f64);
         t.2.push(r.commit_ms);
@@ -400,29 +745,57 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
     // Each series fitted; where none of a kind of update's was, though its trials
     // span three sizes or more, why not (never silence where a fit was asked for).
     let mut out = vec![];
-    // A kind of update → (the sizes its trials started at, the rates they ran at,
-    // how many trials).
-    type Spanned = (BTreeSet<u64>, BTreeSet<Option<u64>>, usize);
+    // A kind of update → (the sizes its trials started at, the rest alike of each,
+    // how many trials; the sizes of those left out, and the first of them).
+    type Spanned = (
+        BTreeSet<u64>,
+        BTreeSet<Alike>,
+        usize,
+        BTreeSet<u64>,
+        Option<String>,
+    );
     let mut sized: BTreeMap<Base, Spanned> = BTreeMap::new();
     let mut said: BTreeSet<Base> = BTreeSet::new();
-    for ((base, rate), trials) in by {
+    for ((base, alike), l) in &left {
+        let e = sized.entry(base.clone()).or_default();
+        e.3.extend(l.0.values());
+        if e.4.is_none() {
+            e.4 = left_trials(l, &alike.stated());
+        }
+    }
+    for ((base, alike), trials) in by {
         let e = sized.entry(base.clone()).or_default();
         e.0.extend(trials.values().map(|t| t.0));
-        e.1.insert(rate);
+        e.1.insert(alike.clone());
         e.2 += trials.len();
         let (engine, method, kind, k, _) = &base;
-        if let Some(s) = fit_growth((engine, method, kind, *k), rate, &trials) {
+        let gone = left.get(&(base.clone(), alike.clone()));
+        if let Some(s) = fit_growth((engine, method, kind, *k), &alike, &trials, gone) {
             said.insert(base);
             out.push(s);
         }
     }
-    for (base, (sizes, rates, n)) in sized {
-        if sizes.len() < 3 || said.contains(&base) {
+    for (base, (sizes, alikes, n, left_sizes, left_out)) in sized {
+        let all: BTreeSet<u64> = sizes.union(&left_sizes).copied().collect();
+        if all.len() < 3 || said.contains(&base) {
             continue;
         }
         let (engine, method, kind, k, _) = base;
         let unit = kind.parse().map_or("rules", UpdateKind::counts);
-        let why = if rates.len() > 1 {
+        let rates: BTreeSet<Option<u64>> = alikes.iter().map(|a| a.rate).collect();
+        let why = if let Some(gone) = left_out.filter(|_| sizes.len() < 3) {
+            let rest = match n {
+                0 => "no other trial remains".to_string(),
+                _ => format!(
+                    "{n} other trial{} at {} size{} remain{}, too few for a curvature's CI",
+                    if n == 1 { "" } else { "s" },
+                    sizes.len(),
+                    if sizes.len() == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" }
+                ),
+            };
+            format!("{gone}; {rest}")
+        } else if rates.len() > 1 {
             // Positive rates: their bits sort as they do; `None` (once) first.
             let at: Vec<f64> = rates.iter().flatten().map(|r| f64::from_bits(*r)).collect();
             let range = match at.as_slice() {
@@ -442,6 +815,20 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 at.len(),
                 if at.len() == 1 { "" } else { "s" }
             )
+        } else if alikes.len() > 1 {
+            let each: Vec<String> = alikes
+                .iter()
+                .map(|a| match a.stated() {
+                    w if w.is_empty() => "at the head, the background at the rate given".into(),
+                    w => w,
+                })
+                .collect();
+            format!(
+                "its trials differ in where their rules went or the background's load \
+                 ({}), and none at enough sizes for a curvature's CI (a series is one \
+                 place and one load)",
+                each.join("; ")
+            )
         } else {
             format!(
                 "{n} trials at {} sizes are too few for a curvature's CI (a parabola needs \
@@ -459,12 +846,14 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
 }
 
 /// One series of [`growth`] — (engine, method, kind, K), the rate its event repeated
-/// at, its trials — in a sentence; `None` where it says nothing (fewer than three
+/// at, where its rules went and the background's load, its trials, and those left out
+/// (counted in its head) — in a sentence; `None` where it says nothing (fewer than three
 /// sizes, no curvature's CI).
 fn fit_growth(
     (engine, method, kind, k): (&str, &str, &str, u32),
-    rate: Option<u64>,
+    alike: &Alike,
     trials: &SizedTrials,
+    left: Option<&LeftTrials>,
 ) -> Option<String> {
     // Each trial at the median size its updates saw (561 adds from 1 000 rules
     // saw 1 000 to 1 560), labelled by the size it started at.
@@ -491,12 +880,17 @@ fn fit_growth(
     // What the size counts: a set's elements, or rules.
     let unit = kind.parse().map_or("rules", UpdateKind::counts);
     let load = under_load(trials, unit);
-    let at = rate.map_or(String::new(), |r| {
-        format!(" repeated at {} updates/s", num(f64::from_bits(r)))
-    });
+    let at = match alike.stated() {
+        w if w.is_empty() => w,
+        w => format!(" {w}"),
+    };
+    let gone = left
+        .and_then(|l| left_trials(l, ""))
+        .map(|l| format!("; {l}"))
+        .unwrap_or_default();
     let head = format!(
         "Commit latency of {what}{at} with {engine} by {method} over {}–{} {unit} ({} \
-         trials at {} sizes)",
+         trials at {} sizes{gone})",
         num(lo),
         num(hi),
         points.len(),
@@ -672,11 +1066,11 @@ fn knee(points: &[(f64, f64, f64)], unit: &str) -> String {
 /// the widest window 3 ms)", "; no must-drop packet passed (5 reloads)"; empty for
 /// other updates. A reload whose probe was too coarse counts, with its flag, among the
 /// ones left out above — not as one that let none through.
-fn violations(rows: &[&UpdateRecord]) -> String {
+fn violations(rows: &[&Update]) -> String {
     let counted: Vec<&UpdateRecord> = rows
         .iter()
-        .copied()
-        .filter(|r| r.violations.is_some() && holds(r))
+        .filter(|u| u.row.violations.is_some() && holds(u))
+        .map(|u| &u.row)
         .collect();
     if counted.is_empty() {
         return String::new();
@@ -716,10 +1110,83 @@ pub fn doubts(r: &UpdateRecord) -> Vec<String> {
     }
 }
 
-/// A stored update's figures hold: it ran and nothing doubts them. A stall it holds
-/// may still be absent: a trial without background traffic (its time to effect holds).
-fn holds(r: &UpdateRecord) -> bool {
-    r.error.is_none() && r.doubts.is_none()
+/// An update's figures hold: it ran, nothing doubts them and its trial's witness holds
+/// ([`Update::trial`]). A stall it holds may still be absent: a trial without
+/// background traffic (its time to effect holds).
+fn holds(u: &Update) -> bool {
+    u.row.error.is_none() && u.row.doubts.is_none() && u.trial.is_none()
+}
+
+/// The updates of a group whose figures do not hold ([`holds`]), counted with the
+/// first one's reason: those their own doubts withhold, and those of trials whose
+/// witness does not hold.
+struct LeftOut {
+    own: usize,
+    own_why: String,
+    trial: usize,
+    /// The status words of those trials ("flagged", "dropped" …).
+    statuses: BTreeSet<&'static str>,
+    trial_why: String,
+}
+
+impl LeftOut {
+    fn of(rows: &[&Update]) -> LeftOut {
+        let own: Vec<&&Update> = rows.iter().filter(|u| u.row.doubts.is_some()).collect();
+        let trial: Vec<&TrialDoubt> = rows
+            .iter()
+            .filter(|u| u.row.doubts.is_none())
+            .filter_map(|u| u.trial.as_ref())
+            .collect();
+        LeftOut {
+            own: own.len(),
+            own_why: own
+                .iter()
+                .find_map(|u| doubts(&u.row).into_iter().next())
+                .unwrap_or_default(),
+            trial: trial.len(),
+            statuses: trial.iter().map(|t| t.status.as_str()).collect(),
+            trial_why: trial.first().map(|t| t.why.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// "2 updates of flagged trials left out: limited by fwbench: …" (`None`: none).
+    fn of_trials(&self) -> Option<String> {
+        (self.trial > 0).then(|| {
+            format!(
+                "{} update{} of {} trials left out: {}",
+                self.trial,
+                if self.trial == 1 { "" } else { "s" },
+                self.statuses
+                    .iter()
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                self.trial_why
+            )
+        })
+    }
+
+    /// Why no update of the group holds: the first own reason, those of the trials.
+    fn why(&self) -> String {
+        let own = (self.own > 0).then(|| self.own_why.clone());
+        own.into_iter()
+            .chain(self.of_trials())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// Where some of the group's `n` hold, those left out: " (1 of 2 updates left out:
+    /// overloaded: …)", " (2 updates of flagged trials left out: …)"; "" for none.
+    fn counted(&self, n: usize) -> String {
+        let own = (self.own > 0)
+            .then(|| format!("{} of {n} updates left out: {}", self.own, self.own_why));
+        let all: Vec<String> = own.into_iter().chain(self.of_trials()).collect();
+        if all.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", all.join("; "))
+        }
+    }
 }
 
 /// Whether the background overloaded the gateway before `r` (its `overloaded` doubt):
@@ -780,11 +1247,18 @@ fn under_load(trials: &SizedTrials, unit: &str) -> String {
 /// Of the updates whose figures hold, those with a stall figure: the background's.
 /// Without a series there was no background (rows stored before fwbench said so
 /// carry a stall of 0 there: not a figure).
-fn felt<'a>(held: &[&'a UpdateRecord]) -> Vec<&'a UpdateRecord> {
+fn felt<'a>(held: &[&'a Update]) -> Vec<&'a Update> {
     held.iter()
         .copied()
-        .filter(|r| r.stall_ms.is_some() && r.series.is_some())
+        .filter(|u| u.row.stall_ms.is_some() && u.row.series.is_some())
         .collect()
+}
+
+/// Whether `u`'s background around it may be drawn as a line and its stall shaded:
+/// its figures hold and its stall figure was not withheld (an overloaded gateway's
+/// gaps, an empty window) — what the table and the findings state of it.
+fn drawn(u: &Update) -> bool {
+    holds(u) && u.row.stall_ms.is_some()
 }
 
 /// A stored `series`: `[[ms, received, lost, owd_us], …]` (ms from the commit's start).
@@ -889,12 +1363,13 @@ fn stall(unit: Unit, bins: &[Bin], whose: Option<&str>) -> Option<Span> {
 /// length, labelled with how many passed in how many of the reloads. Only reloads
 /// whose figures hold and that let some through; `None` when none did.
 fn violation_span<'a>(
-    rows: impl IntoIterator<Item = &'a UpdateRecord>,
+    rows: impl IntoIterator<Item = &'a Update>,
     whose: Option<&str>,
 ) -> Option<Span> {
     let rows: Vec<&UpdateRecord> = rows
         .into_iter()
-        .filter(|r| r.violations.is_some() && holds(r))
+        .filter(|u| u.row.violations.is_some() && holds(u))
+        .map(|u| &u.row)
         .collect();
     let leaky: Vec<&&UpdateRecord> = rows.iter().filter(|r| r.violations > Some(0)).collect();
     let from = median(leaky.iter().filter_map(|r| r.violation_from_ms))?;
@@ -947,38 +1422,53 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
     out
 }
 
-/// Two figures per update kind, K and installed size (drawn side by side): the
+/// Two figures per update kind, K and installed size (and rate, place and load where
+/// they differ; drawn side by side): the
 /// background's received packets and mean one-way delay per 1-ms bin around the
 /// update, one line per engine and method (the mean over its updates, bin by bin),
 /// with the commit's start at 0, the span to the slowest median commit's end shaded,
-/// each line's median time to effect marked and the longest stall shaded.
+/// each line's median time to effect marked and the longest stall shaded. A line is
+/// only of updates whose stall and loss the table and findings state ([`drawn`]): one
+/// of none is empty, and a note says why (a stall shaded from a flagged update's bins
+/// once read "stall 254 ms" beside a table's "– (flagged)").
 fn pooled(updates: &[Update]) -> Vec<Figure> {
-    // (unit, kind, K, installed) → (engine by method) → the updates' bins, commits
-    // and times to effect.
-    type Windows<'a> = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>, &'a UpdateRecord)>>;
-    let mut by: BTreeMap<(Unit, String, u32, u64, u64), Windows> = BTreeMap::new();
-    for ((unit, engine, method, kind, k, installed, elements), rows) in groups(updates) {
+    // (unit, kind, K, installed, elements, the rest alike) → (what varies among its
+    // kin, engine by method → the updates' bins and the updates).
+    type Windows<'a> = BTreeMap<String, Vec<(Vec<[f64; 4]>, &'a Update)>>;
+    type At = (Unit, String, u32, u64, u64, Alike);
+    let grouped = groups(updates);
+    let kin = Varies::by(grouped.keys());
+    let mut by: BTreeMap<At, (Varies, Windows)> = BTreeMap::new();
+    for (key, rows) in grouped {
+        let varies = Varies::of(&kin, &key);
+        let (unit, engine, method, kind, k, installed, elements, alike) = key;
         let entry = by
-            .entry((unit, kind, k, installed, elements))
-            .or_default()
+            .entry((unit, kind, k, installed, elements, alike))
+            .or_insert_with(|| (varies, BTreeMap::new()))
+            .1
             .entry(format!("{engine} by {method}"))
             .or_default();
-        for r in rows {
-            if let Some(b) = r.series.as_deref().and_then(bins).filter(|b| !b.is_empty()) {
-                let effect = r.time_to_effect_ms.filter(|_| holds(r));
-                entry.push((b, r.commit_ms, effect, r));
+        for u in rows {
+            if let Some(b) = u
+                .row
+                .series
+                .as_deref()
+                .and_then(bins)
+                .filter(|b| !b.is_empty())
+            {
+                entry.push((b, u));
             }
         }
     }
     let mut out = vec![];
-    for ((unit, kind, k, installed, elements), windows) in by {
+    for ((unit, kind, k, installed, elements, alike), (varies, windows)) in by {
         let windows: Vec<(String, Vec<_>)> =
             windows.into_iter().filter(|(_, w)| !w.is_empty()).collect();
         if windows.is_empty() {
             continue;
         }
         let several = windows.len() > 1;
-        let (what, _) = doing_beside(&kind, k, installed, elements);
+        let (what, _) = doing_beside(&kind, k, installed, elements, &alike.words(&varies));
         let mut received = vec![];
         let mut delay = vec![];
         let mut notes = vec![];
@@ -988,21 +1478,47 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         let mut leaks = vec![];
         for (name, w) in &windows {
             leaks.extend(violation_span(
-                w.iter().map(|x| x.3),
+                w.iter().map(|x| x.1),
                 several.then_some(name.as_str()),
             ));
-            let bins: Vec<Vec<[f64; 4]>> = w.iter().map(|x| x.0.clone()).collect();
-            let mean = combine(&bins, mean_of);
+            // The line: the mean of the updates whose stall and loss hold (none: no
+            // line, no stall shaded).
+            let shown: Vec<Vec<[f64; 4]>> = w
+                .iter()
+                .filter(|x| drawn(x.1))
+                .map(|x| x.0.clone())
+                .collect();
+            let mean = combine(&shown, mean_of);
             received.push(line(name, &mean, false));
             delay.push(line(name, &mean, true));
             stalls.extend(stall(unit, &mean, several.then_some(name.as_str())));
-            let commit = median(w.iter().map(|x| x.1)).unwrap_or(0.0);
-            notes.push(format!(
-                "{name}: mean of {} updates; the commit took {} ms (median).",
-                w.len(),
-                num(commit)
-            ));
-            if let Some(e) = median(w.iter().filter_map(|x| x.2)) {
+            let commit = median(w.iter().map(|x| x.1.row.commit_ms)).unwrap_or(0.0);
+            let left: Vec<&Update> = w.iter().map(|x| x.1).filter(|u| !drawn(u)).collect();
+            notes.push(match (shown.len(), left.is_empty()) {
+                (_, true) => format!(
+                    "{name}: mean of {} updates; the commit took {} ms (median).",
+                    w.len(),
+                    num(commit)
+                ),
+                (0, false) => format!(
+                    "{name}: no line, no stall shaded — no update's background figures \
+                     hold ({}); the commit took {} ms (median of {}).",
+                    not_drawn(&left),
+                    num(commit),
+                    w.len()
+                ),
+                (n, false) => format!(
+                    "{name}: mean of {n} of {} updates ({} left out: {}); the commit took \
+                     {} ms (median of all {}).",
+                    w.len(),
+                    left.len(),
+                    not_drawn(&left),
+                    num(commit),
+                    w.len()
+                ),
+            });
+            let effects = w.iter().filter(|x| holds(x.1));
+            if let Some(e) = median(effects.filter_map(|x| x.1.row.time_to_effect_ms)) {
                 let whose = if several {
                     format!(" ({name})")
                 } else {
@@ -1035,7 +1551,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         let id = match elements {
             0 => format!("updates-{}{kind}-{k}-{installed}", unit.id()),
             n => format!("updates-{}{kind}-{k}-{installed}-beside-{n}", unit.id()),
-        };
+        } + &alike.id();
         let group = Some(id.clone());
         let (counted, delay_name) = unit.axes();
         let mut f = Figure::line(
@@ -1066,6 +1582,23 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
     out
 }
 
+/// Why `left`, updates not [`drawn`], are not: the first's own doubt, their trials'
+/// (as the findings count them), or a stall figure withheld without a doubt.
+fn not_drawn(left: &[&Update]) -> String {
+    let l = LeftOut::of(left);
+    let own = (l.own > 0).then(|| l.own_why.clone());
+    let trials = (l.trial > 0).then(|| {
+        let statuses: Vec<&str> = l.statuses.iter().copied().collect();
+        format!("their trials {}: {}", statuses.join(" or "), l.trial_why)
+    });
+    let why: Vec<String> = own.into_iter().chain(trials).collect();
+    if why.is_empty() {
+        "no stall figure".into()
+    } else {
+        why.join("; ")
+    }
+}
+
 /// The y axis of a figure of what the background received per bin.
 fn received_axis(unit: Unit) -> String {
     let (counted, _) = unit.axes();
@@ -1079,11 +1612,13 @@ fn received_axis(unit: Unit) -> String {
 /// `--event-rate` trial): the background received per 1-ms bin around each update,
 /// time from each commit's start, each update a thin line and their median bin by bin
 /// bold; the median commit shaded, the median time to effect marked and, for flows,
-/// the median line's stall shaded. `None` for fewer than two updates with bins.
+/// the median line's stall shaded. The lines are only of updates whose stall and loss
+/// hold ([`drawn`]; none: no line, no stall shaded, a note says why). `None` for fewer
+/// than two updates with bins.
 fn overlay(us: &[&Update]) -> Option<Figure> {
-    let windows: Vec<(&UpdateRecord, Vec<[f64; 4]>)> = us
+    let windows: Vec<(&Update, Vec<[f64; 4]>)> = us
         .iter()
-        .filter_map(|u| Some((&u.row, u.row.series.as_deref().and_then(bins)?)))
+        .filter_map(|u| Some((*u, u.row.series.as_deref().and_then(bins)?)))
         .filter(|(_, b)| !b.is_empty())
         .collect();
     let first = us.first()?;
@@ -1092,19 +1627,29 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
     }
     let r = &first.row;
     let unit = first.unit;
-    let lo = windows.iter().map(|(r, _)| r.installed).min()?;
-    let hi = windows.iter().map(|(r, _)| r.installed).max()?;
-    let (mut what, _) = doing_beside(&r.kind, r.k, lo, beside(first));
+    let lo = windows.iter().map(|(u, _)| u.row.installed).min()?;
+    let hi = windows.iter().map(|(u, _)| u.row.installed).max()?;
+    let (mut what, _) = doing_beside(&r.kind, r.k, lo, beside(first), "");
     if hi != lo {
         what += &format!(" … {hi}");
     }
-    let bins: Vec<Vec<[f64; 4]>> = windows.iter().map(|(_, b)| b.clone()).collect();
-    let mid = combine(&bins, median);
-    let bold = format!("median of {} updates", windows.len());
-    let drawn = thin_lines(&windows);
-    let mut series: Vec<Series> = drawn
+    let shown: Vec<(&UpdateRecord, Vec<[f64; 4]>)> = windows
         .iter()
-        .map(|i| &windows[*i])
+        .filter(|(u, _)| drawn(u))
+        .map(|(u, b)| (&u.row, b.clone()))
+        .collect();
+    let left: Vec<&Update> = windows
+        .iter()
+        .map(|(u, _)| *u)
+        .filter(|u| !drawn(u))
+        .collect();
+    let bins: Vec<Vec<[f64; 4]>> = shown.iter().map(|(_, b)| b.clone()).collect();
+    let mid = combine(&bins, median);
+    let bold = format!("median of {} updates", shown.len());
+    let thin = thin_lines(&shown);
+    let mut series: Vec<Series> = thin
+        .iter()
+        .map(|i| &shown[*i])
         .map(|(r, b)| {
             let one = combine(std::slice::from_ref(b), mean_of);
             line(
@@ -1114,15 +1659,17 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
             )
         })
         .collect();
-    series.push(line(&bold, &mid, false));
-    let commits = windows.iter().map(|(r, _)| r.commit_ms);
+    if !shown.is_empty() {
+        series.push(line(&bold, &mid, false));
+    }
+    let commits = windows.iter().map(|(u, _)| u.row.commit_ms);
     let commit = median(commits.clone()).unwrap_or(0.0);
     let slowest = commits.fold(0.0, f64::max);
     let effect = median(
         windows
             .iter()
-            .filter(|(r, _)| holds(r))
-            .filter_map(|(r, _)| r.time_to_effect_ms),
+            .filter(|(u, _)| holds(u))
+            .filter_map(|(u, _)| u.row.time_to_effect_ms),
     );
     let (counted, _) = unit.axes();
     let name = format!("{} by {}", first.engine, r.method);
@@ -1143,30 +1690,39 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
         ("ms from each commit's start", &received_axis(unit)),
         series,
     );
-    f.overlay = Some(bold);
+    f.overlay = (!shown.is_empty()).then_some(bold);
     f.spans.push(commit_span(
         commit,
         format!("commit {} ms (median)", num(commit)),
     ));
     f.spans.extend(stall(unit, &mid, None));
     f.spans
-        .extend(violation_span(windows.iter().map(|(r, _)| *r), None));
+        .extend(violation_span(windows.iter().map(|(u, _)| *u), None));
     f.markers.extend(effect.map(|e| Marker {
         x: e,
         text: format!("effect {} ms (median)", num(e)),
     }));
-    let sample = if drawn.len() < windows.len() {
+    let all = if left.is_empty() { "all " } else { "" };
+    let sample = if thin.len() < shown.len() {
         format!(
             " {} of them are drawn (the first carrying the marker, if any, the slowest \
-             commit, evenly spaced others); the median is over all {}.",
-            drawn.len(),
-            windows.len()
+             commit, evenly spaced others); the median is over {all}{}.",
+            thin.len(),
+            shown.len()
         )
     } else {
         String::new()
     };
+    let left = match (shown.len(), left.len()) {
+        (_, 0) => String::new(),
+        (0, _) => format!(
+            " No line, no stall shaded: no update's background figures hold ({}).",
+            not_drawn(&left)
+        ),
+        (_, n) => format!(" {n} of them left out of the lines ({}).", not_drawn(&left)),
+    };
     f.notes.push(format!(
-        "{name}: {} updates; the commit took {} ms (median), {} ms at most.{sample}",
+        "{name}: {} updates; the commit took {} ms (median), {} ms at most.{sample}{left}",
         windows.len(),
         num(commit),
         num(slowest)
@@ -1212,74 +1768,80 @@ fn thin_lines(windows: &[(&UpdateRecord, Vec<[f64; 4]>)]) -> Vec<usize> {
     pick.into_iter().collect()
 }
 
-/// Commit latency and stall vs installed size, per engine, method, kind and K (`None`
-/// without updates).
+/// Commit latency and stall vs installed size, per engine, method, kind and K (and
+/// rate, place and load, named in the update's cell where they differ; `None` without
+/// updates). A stall, loss, time to effect or violations only of updates whose figures
+/// hold, and of trials whose witness holds: none such, "– (flagged)".
 pub fn table(updates: &[Update]) -> Option<Table> {
     let by = groups(updates);
     if by.is_empty() {
         return None;
     }
+    let kin = Varies::by(by.keys());
     let rows = by
         .into_iter()
-        .map(
-            |((unit, engine, method, kind, k, installed, elements), rows)| {
-                let commits = rows.iter().map(|r| r.commit_ms);
-                let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
-                let measured = felt(&held);
-                let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
-                vec![
-                    engine,
-                    method,
-                    format!("{kind} {k}{}", unit.during()),
-                    match elements {
-                        0 => installed.to_string(),
-                        n => format!("{installed} (beside a set of {n} elements)"),
-                    },
-                    rows.len().to_string(),
-                    median(commits.clone()).map(num).unwrap_or_default(),
-                    num(commits.fold(0.0, f64::max)),
-                    match (held.is_empty(), measured.is_empty()) {
-                        (true, _) => "– (flagged)".into(),
-                        (false, true) => "– (no background)".into(),
-                        (false, false) => num(measured
-                            .iter()
-                            .filter_map(|r| r.stall_ms)
-                            .fold(0.0, f64::max)),
-                    },
-                    if measured.is_empty() {
-                        "–".into()
-                    } else {
-                        measured
-                            .iter()
-                            .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
-                            .sum::<u64>()
-                            .to_string()
-                    },
-                    effect.map(num).unwrap_or_else(|| "–".into()),
-                    // Violations only of reloads whose figures hold (as the findings);
-                    // the others counted, never summed in.
-                    match (
-                        held.iter()
-                            .filter_map(|r| r.violations)
-                            .reduce(|a, b| a + b),
-                        rows.iter()
-                            .filter(|r| r.violations.is_some() && !holds(r))
-                            .count(),
-                    ) {
-                        (Some(n), 0) => n.to_string(),
-                        (Some(n), flagged) => format!("{n} ({flagged} flagged left out)"),
-                        (None, 0) => "–".into(),
-                        (None, _) => "– (flagged)".into(),
-                    },
-                    // What a commit that held the background back shows instead of a
-                    // stall (one-way, round trip or connection setup, by unit).
-                    match measured.iter().map(|r| r.owd_max_us).max() {
-                        Some(us) if us > 0 => num(us as f64 / 1e3),
-                        _ => "–".into(),
-                    },
-                ]
-            },
-        )
+        .map(|(key, rows)| {
+            let varies = Varies::of(&kin, &key);
+            let (unit, engine, method, kind, k, installed, elements, alike) = key;
+            let commits = rows.iter().map(|u| u.row.commit_ms);
+            let held: Vec<&Update> = rows.iter().copied().filter(|u| holds(u)).collect();
+            let measured = felt(&held);
+            let effect = median(held.iter().filter_map(|u| u.row.time_to_effect_ms));
+            vec![
+                engine,
+                method,
+                match alike.words(&varies) {
+                    w if w.is_empty() => format!("{kind} {k}{}", unit.during()),
+                    w => format!("{kind} {k}{} ({w})", unit.during()),
+                },
+                match elements {
+                    0 => installed.to_string(),
+                    n => format!("{installed} (beside a set of {n} elements)"),
+                },
+                rows.len().to_string(),
+                median(commits.clone()).map(num).unwrap_or_default(),
+                num(commits.fold(0.0, f64::max)),
+                match (held.is_empty(), measured.is_empty()) {
+                    (true, _) => "– (flagged)".into(),
+                    (false, true) => "– (no background)".into(),
+                    (false, false) => num(measured
+                        .iter()
+                        .filter_map(|u| u.row.stall_ms)
+                        .fold(0.0, f64::max)),
+                },
+                if measured.is_empty() {
+                    "–".into()
+                } else {
+                    measured
+                        .iter()
+                        .map(|u| u.row.lost_beyond_baseline.unwrap_or(u.row.lost))
+                        .sum::<u64>()
+                        .to_string()
+                },
+                effect.map(num).unwrap_or_else(|| "–".into()),
+                // Violations only of reloads whose figures hold (as the findings);
+                // the others counted, never summed in.
+                match (
+                    held.iter()
+                        .filter_map(|u| u.row.violations)
+                        .reduce(|a, b| a + b),
+                    rows.iter()
+                        .filter(|u| u.row.violations.is_some() && !holds(u))
+                        .count(),
+                ) {
+                    (Some(n), 0) => n.to_string(),
+                    (Some(n), flagged) => format!("{n} ({flagged} flagged left out)"),
+                    (None, 0) => "–".into(),
+                    (None, _) => "– (flagged)".into(),
+                },
+                // What a commit that held the background back shows instead of a
+                // stall (one-way, round trip or connection setup, by unit).
+                match measured.iter().map(|u| u.row.owd_max_us).max() {
+                    Some(us) if us > 0 => num(us as f64 / 1e3),
+                    _ => "–".into(),
+                },
+            ]
+        })
         .collect();
     Some(Table::new(
         "Gateway updates: commit latency and stall vs installed size",
@@ -1339,7 +1901,7 @@ pub fn spread_table(updates: &[Update]) -> Option<Table> {
             // Times to effect only where the update's figures hold (as the findings).
             let effects: Vec<f64> = us
                 .iter()
-                .filter(|u| holds(&u.row))
+                .filter(|u| holds(u))
                 .filter_map(|u| u.row.time_to_effect_ms)
                 .collect();
             let [c50, c99, cmax] = three(quantiles(&commits));
@@ -1395,6 +1957,8 @@ mod spread_tests {
             unit: Unit::Packets,
             set_elements: 0,
             rate: None,
+            load: None,
+            trial: None,
             row: UpdateRecord {
                 kind: kind.into(),
                 method: "batch".into(),

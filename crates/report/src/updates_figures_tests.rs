@@ -21,6 +21,8 @@ fn update(
         unit: Unit::Packets,
         set_elements: 0,
         rate: None,
+        load: None,
+        trial: None,
         row: UpdateRecord {
             index,
             kind: "add".into(),
@@ -587,4 +589,313 @@ fn pooled_reloads_shade_where_must_drop_packets_passed() {
     assert_eq!(leak.len(), 1, "{:?}", received.spans);
     assert_eq!(leak[0].text, "must-drop passed: 30 in 2 of 3 reloads");
     assert_eq!((leak[0].from, leak[0].to), (1.0, 3.5));
+}
+
+/// An update whose stall the fwbench withheld: the gateway lost 95 % of the background
+/// before it (`overloaded`), its window dark for 254 ms.
+fn overloaded(trial: i64, index: u32, commit_ms: f64) -> Update {
+    let dark: Vec<[f64; 4]> = (-2..300)
+        .map(|ms| {
+            let ms = f64::from(ms);
+            if (0.0..254.0).contains(&ms) {
+                [ms, 0.0, 19.0, 0.0]
+            } else {
+                [ms, 1.0, 19.0, 300.0]
+            }
+        })
+        .collect();
+    let mut u = update(trial, index, 20000, commit_ms, 12.0, &dark);
+    u.row.stall_ms = None;
+    u.row.doubts = Some(
+        r#"[{"kind":"overloaded","why":"the gateway lost 95.0 % of the background packets before it"}]"#
+            .into(),
+    );
+    u
+}
+
+/// The 20 000-rule update on a gateway that lost 95 % before it: the table read "–
+/// (flagged)", the findings "no stall or loss figure", and its figure shaded "stall 254
+/// ms" over a line "mean of 1 updates". Its bins make no line and no stall shade; the
+/// note says why. Beside an update that holds, the line is that one's alone, said so.
+#[test]
+fn a_withheld_stall_is_no_line_and_no_shade_in_the_figures() {
+    let f = figures(&[overloaded(1, 0, 30.0)]);
+    let rx = f
+        .iter()
+        .find(|f| f.id == "updates-add-1-20000-received")
+        .expect("the pooled figure");
+    assert!(rx.series.iter().all(|s| s.points.is_empty()), "{rx:?}");
+    assert_eq!(spans(rx), [(0.0, 30.0, "commit 30 ms (median)")]);
+    assert!(rx.markers.is_empty(), "{:?}", rx.markers);
+    assert_eq!(
+        rx.notes,
+        [
+            "nft by batch: no line, no stall shaded — no update's background figures hold \
+             (overloaded: the gateway lost 95.0 % of the background packets before it); the \
+             commit took 30 ms (median of 1)."
+        ]
+    );
+    assert!(!render(rx).contains("stall 254"));
+    let fine = update(2, 0, 20000, 32.0, 12.0, &window(10.0, (1.0, 2.0)));
+    let f = figures(&[overloaded(1, 0, 30.0), fine]);
+    let rx = &f[0];
+    let p: Vec<(f64, f64)> = rx.series[0].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(p[0], (-2.0, 10.0), "the mean of the one that holds: {p:?}");
+    assert_eq!(
+        spans(rx),
+        [
+            (0.0, 31.0, "commit 31 ms (median)"),
+            (1.0, 3.0, "stall 2 ms")
+        ]
+    );
+    assert_eq!(
+        rx.notes,
+        [
+            "nft by batch: mean of 1 of 2 updates (1 left out: overloaded: the gateway lost \
+             95.0 % of the background packets before it); the commit took 31 ms (median of \
+             all 2)."
+        ]
+    );
+}
+
+/// A trial's repeated updates: the bold median is of those whose figures hold (a
+/// flagged one's bins are no part of it, nor a thin line); where none holds — every
+/// update of a flagged trial — no line and no stall shaded, and why.
+#[test]
+fn an_overlays_lines_are_of_the_updates_that_hold() {
+    let mut ups = repeated(3);
+    // A flagged one whose bins would move the median: 1000 received a bin.
+    ups[1].row.series = Some(serde_json::to_string(&window(1000.0, (1.0, 2.0))).unwrap());
+    ups[1].row.doubts = Some(r#"[{"kind":"overloaded","why":"lost 95 %"}]"#.into());
+    let f = &figures(&ups)[0];
+    let names: Vec<&str> = f.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "update 0 (20000 installed)",
+            "update 2 (20002 installed)",
+            "median of 2 updates"
+        ]
+    );
+    // Of 10 and 12 received: 11 (with the flagged one's 1000, the median was 12).
+    assert_eq!(f.series[2].points[0].y, 11.0);
+    assert!(
+        f.notes[0].ends_with(" 1 of them left out of the lines (overloaded: lost 95 %)."),
+        "{:?}",
+        f.notes
+    );
+    // Every update of a trial flagged limited by fwbench.
+    let flagged: Vec<Update> = repeated(3)
+        .into_iter()
+        .map(|mut u| {
+            u.trial = Some(TrialDoubt {
+                status: Status::Flagged,
+                why: "limited by fwbench: the sender ran 80 ms late".into(),
+            });
+            u
+        })
+        .collect();
+    let f = &figures(&flagged)[0];
+    assert!(f.series.is_empty(), "{:?}", f.series);
+    assert_eq!(f.overlay, None);
+    assert_eq!(spans(f), [(0.0, 3.0, "commit 3 ms (median)")]);
+    assert!(f.markers.is_empty(), "{:?}", f.markers);
+    assert!(
+        f.notes[0].ends_with(
+            " No line, no stall shaded: no update's background figures hold (their trials \
+             flagged: limited by fwbench: the sender ran 80 ms late)."
+        ),
+        "{:?}",
+        f.notes
+    );
+    assert!(!render(f).contains("stall"));
+}
+
+/// Updates of a trial whose witness does not hold (flagged limited by fwbench: "the
+/// updates' stall and loss may be the sender's") state no stall, loss or time to
+/// effect in the findings and the table, and their commits are no point of a fit —
+/// each says how many were left out, and why.
+#[test]
+fn updates_of_a_flagged_trial_state_no_figure_and_say_why() {
+    let limited = |mut u: Update| {
+        u.trial = Some(TrialDoubt {
+            status: Status::Flagged,
+            why: "limited by fwbench: the paced sender ran 80 ms behind: the updates' stall \
+                  and loss may be the sender's"
+                .into(),
+        });
+        u
+    };
+    let mut late = limited(update(1, 0, 20000, 30.0, 12.0, &window(10.0, (0.0, 2.0))));
+    late.row.stall_ms = Some(3.0);
+    late.row.lost = 9;
+    let f = findings(std::slice::from_ref(&late));
+    assert_eq!(
+        f,
+        [
+            "adding 1 rule to 20000 with nft by batch took 30 ms (median of 1); no stall or \
+          loss figure (1 update of flagged trials left out: limited by fwbench: the paced \
+          sender ran 80 ms behind: the updates' stall and loss may be the sender's)."
+        ]
+    );
+    let t = format!("{:?}", table(std::slice::from_ref(&late)).unwrap().rows);
+    assert!(t.contains(r#""30", "30", "– (flagged)", "–", "–""#), "{t}");
+    // Beside one that holds: its figures alone, the other counted.
+    let mut fine = update(2, 0, 20000, 34.0, 8.0, &window(10.0, (1.0, 1.0)));
+    fine.row.stall_ms = Some(1.0);
+    fine.row.lost = 3;
+    let f = findings(&[late, fine]);
+    assert_eq!(
+        f,
+        [
+            "adding 1 rule to 20000 with nft by batch took 32 ms (median of 2); forwarding \
+          stalled 1 ms; 3 packets lost (1 update of flagged trials left out: limited by \
+          fwbench: the paced sender ran 80 ms behind: the updates' stall and loss may be the \
+          sender's); the rule took effect after 8 ms."
+        ]
+    );
+    // A fit over four sizes whose largest size's trials were flagged: over the three
+    // others, the two left out said.
+    let mut ups = vec![];
+    for (t, n) in [1000u64, 20_000, 50_000, 100_000].iter().enumerate() {
+        for rep in 0..2 {
+            let trial = (t * 2 + rep) as i64;
+            let noise = if rep == 0 { 0.2 } else { -0.2 };
+            let mut c = 10.0 + 3e-4 * *n as f64 + noise;
+            if *n == 100_000 {
+                c += 500.0;
+            }
+            let u = update(trial, 0, *n, c, 1.0, &[]);
+            ups.push(if *n == 100_000 { limited(u) } else { u });
+        }
+    }
+    let f = growth(&ups);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with(
+            "Commit latency of adding 1 rule with nft by batch over 1000–50000 rules (6 \
+             trials at 3 sizes; 2 flagged trials left out: limited by fwbench: the paced \
+             sender ran 80 ms behind"
+        ) && f[0].contains("grows linearly"),
+        "{f:?}"
+    );
+}
+
+/// Updates at other rates (`Update::rate`: 1/s and 100/s are not one series), places
+/// (the head, behind the established-accept rule) or loads (`event_load`) are never one
+/// sentence, row, line or fit; each is named where they differ, and only there.
+#[test]
+fn updates_at_other_rates_places_or_loads_are_never_pooled() {
+    let at = |trial: i64, commit_ms: f64| {
+        update(trial, 0, 20000, commit_ms, 12.0, &window(10.0, (1.0, 2.0)))
+    };
+    let once = at(1, 30.0);
+    let mut fast = at(2, 90.0);
+    fast.rate = Some(100.0);
+    let f = findings(&[once.clone(), fast.clone()]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].starts_with(
+            "adding 1 rule to 20000 (once) with nft by batch took 30 ms (median of 1)"
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f[1].starts_with(
+            "adding 1 rule to 20000 (repeated at 100 updates/s) with nft by batch took 90 ms \
+             (median of 1)"
+        ),
+        "{f:?}"
+    );
+    let rows = table(&[once.clone(), fast.clone()]).unwrap().rows;
+    let cells: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[2].as_str(), r[5].as_str()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("add 1 (once)", "30"),
+            ("add 1 (repeated at 100 updates/s)", "90")
+        ]
+    );
+    let figs = figures(&[once.clone(), fast]);
+    let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "updates-add-1-20000-received",
+            "updates-add-1-20000-delay",
+            "updates-add-1-20000-rate-100-received",
+            "updates-add-1-20000-rate-100-delay"
+        ]
+    );
+    assert_eq!(
+        figs[2].title,
+        "Background received per 1-ms bin around adding 1 rule to 20000 (repeated at 100 \
+         updates/s)"
+    );
+    // Where their rules went.
+    let mut behind = at(3, 50.0);
+    behind.row.place = Some("after-established".into());
+    let f = findings(&[once.clone(), behind]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].starts_with("adding 1 rule to 20000 (at the chain's head) with"),
+        "{f:?}"
+    );
+    assert!(
+        f[1].starts_with(
+            "adding 1 rule to 20000 (behind the rule accepting established flows) with nft \
+             by batch took 50 ms"
+        ),
+        "{f:?}"
+    );
+    // The background's load.
+    let mut half = at(4, 20.0);
+    half.load = Some("50 % of its capacity".into());
+    let f = findings(&[once.clone(), half]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].starts_with("adding 1 rule to 20000 (the background at the rate given) with"),
+        "{f:?}"
+    );
+    assert!(
+        f[1].starts_with(
+            "adding 1 rule to 20000 (the background at 50 % of its capacity) with nft by \
+             batch took 20 ms"
+        ),
+        "{f:?}"
+    );
+    // Alone, nothing is named.
+    assert!(findings(&[once])[0].starts_with("adding 1 rule to 20000 with nft"));
+    // A fit: the trials at the head at two sizes, those behind at two others — not one
+    // series over four sizes.
+    let mut ups = vec![];
+    for (t, n) in [1000u64, 20_000, 50_000, 100_000].iter().enumerate() {
+        for rep in 0..2 {
+            let mut u = update(
+                (t * 2 + rep) as i64,
+                0,
+                *n,
+                10.0 + 3e-4 * *n as f64,
+                1.0,
+                &[],
+            );
+            if *n >= 50_000 {
+                u.row.place = Some("after-established".into());
+            }
+            ups.push(u);
+        }
+    }
+    assert_eq!(
+        growth(&ups),
+        [
+            "Commit latency of adding 1 rule with nft by batch vs installed rules: not fitted — \
+          its trials differ in where their rules went or the background's load (at the \
+          head, the background at the rate given; behind the rule accepting established \
+          flows), and none at enough sizes for a curvature's CI (a series is one place and \
+          one load)."
+        ]
+    );
 }

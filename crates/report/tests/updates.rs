@@ -843,3 +843,147 @@ fn rule_updates_beside_sets_of_other_sizes_are_not_pooled() {
         assert_eq!(row[4], "1", "{row:?}");
     }
 }
+
+/// A trial flagged for what is not its updates' own — fwbench's paced sender ran late,
+/// "the updates' stall and loss may be the sender's" — states none of its updates'
+/// stall, loss or time to effect (findings, table, figure: it once shaded "stall 254
+/// ms"), and says why. A trial flagged only by its updates' own doubts (one of two
+/// overloaded, counted into the trial's reason) keeps the update that holds.
+#[test]
+fn updates_of_a_trial_flagged_for_more_than_its_updates_state_no_figure() {
+    let late = "the paced sender ran 80 ms behind its schedule: the updates' stall and loss \
+                may be the sender's";
+    let over = "the gateway lost 95.0 % of the background before the update";
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        let mut t = flow_trial(run, "nft-late".into(), 1, json!({"engine": "nft"}));
+        t.status = "flagged".into();
+        t.error = Some(format!("limited by fwbench: {late}"));
+        t.results = json!({
+            "status": "flagged",
+            "doubts": [{"kind": "limited_by_fwbench", "why": late}],
+        });
+        let dark: Vec<(f64, u32, u32, f64)> = (0..300)
+            .map(|ms| (f64::from(ms), u32::from(ms >= 254), 20, 50.0))
+            .collect();
+        t.updates = vec![update(20000, "batch", 30.0, 254.0, 8006, Some(12.0), &dark)];
+        s.insert_trial(&t).unwrap();
+        let mut o = flow_trial(run, "nft-over".into(), 1, json!({"engine": "nft"}));
+        o.status = "flagged".into();
+        o.error = Some(format!("overloaded: 1 of 2 updates, e.g. {over}"));
+        o.results = json!({
+            "status": "flagged",
+            "doubts": [{"kind": "overloaded", "why": format!("1 of 2 updates, e.g. {over}")}],
+        });
+        o.updates = vec![
+            UpdateRecord {
+                doubts: Some(format!(r#"[{{"kind":"overloaded","why":"{over}"}}]"#)),
+                ..update(1000, "batch", 30.0, 254.0, 8006, Some(-50.0), &[])
+            },
+            UpdateRecord {
+                index: 1,
+                lost_beyond_baseline: Some(4),
+                ..update(1000, "batch", 32.0, 3.0, 9, Some(12.0), &[])
+            },
+        ];
+        s.insert_trial(&o).unwrap();
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        &format!(
+            "adding 1 rule to 20000 with nft by batch took 30 ms (median of 1); no stall or \
+             loss figure (1 update of flagged trials left out: limited by fwbench: {late})."
+        ),
+    );
+    said(
+        a,
+        &format!(
+            "adding 1 rule to 1000 with nft by batch took 31 ms (median of 2); forwarding \
+             stalled 3 ms; 4 packets lost (1 of 2 updates left out: overloaded: {over}); the \
+             rule took effect after 12 ms."
+        ),
+    );
+    assert!(
+        !a.findings
+            .iter()
+            .any(|f| f.contains("254") || f.contains("8006")),
+        "{:#?}",
+        a.findings
+    );
+    let row = updates_row(a, "20000");
+    assert_eq!(
+        (&row[7][..], &row[8][..], &row[9][..]),
+        ("– (flagged)", "–", "–")
+    );
+    let f = a
+        .figures
+        .iter()
+        .find(|f| f.id == "updates-add-1-20000-received")
+        .expect("the figure of the flagged trial's update");
+    assert!(f.series.iter().all(|s| s.points.is_empty()), "{f:?}");
+    assert!(
+        !f.spans.iter().any(|s| s.text.starts_with("stall")),
+        "{f:?}"
+    );
+    assert!(
+        f.notes[0].contains("(their trials flagged: limited by fwbench: the paced sender"),
+        "{:?}",
+        f.notes
+    );
+}
+
+/// `event_load`: a background at half the gateway's capacity and one at the rate given
+/// are two sentences and two rows, each naming its load.
+#[test]
+fn updates_beside_another_load_are_not_pooled() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        for (rep, load) in [(1u32, None), (2, Some(json!({"fraction": 0.5})))] {
+            let mut events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch"});
+            if let Some(l) = load {
+                events["load"] = l;
+            }
+            let params = json!({"engine": "nft", "packet": {"events": events}});
+            let mut t = flow_trial(run, format!("nft-{rep}"), 1, params);
+            t.updates = vec![update(
+                20000,
+                "batch",
+                10.0 * f64::from(rep),
+                1.0,
+                2,
+                Some(5.0),
+                &[(0.0, 10, 2, 50.0)],
+            )];
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        "adding 1 rule to 20000 (the background at the rate given) with nft by batch took 10 \
+         ms (median of 1); forwarding stalled 1 ms; 2 packets lost; the rule took effect \
+         after 5 ms.",
+    );
+    said(
+        a,
+        "adding 1 rule to 20000 (the background at 50 % of its capacity) with nft by batch \
+         took 20 ms (median of 1); forwarding stalled 1 ms; 2 packets lost; the rule took \
+         effect after 5 ms.",
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let cells: Vec<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
+    assert_eq!(
+        cells,
+        [
+            "add 1 (the background at the rate given)",
+            "add 1 (the background at 50 % of its capacity)"
+        ]
+    );
+}

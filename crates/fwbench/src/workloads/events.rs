@@ -251,10 +251,13 @@ pub struct UpdateEffect {
     /// Flows: the longest run of background bins that lost packets and received none,
     /// in the update's window, ms. Request–response workloads: the longest latency
     /// (round trip, connection setup) of a background transaction started in it.
-    /// `None`: no background traffic in the window (nothing was measured).
+    /// `None`: no background traffic in the window (nothing was measured), or an
+    /// update that failed or never ran (it has no window: never 0).
     pub stall_ms: Option<f64>,
-    /// Background packets (transactions) lost (failed) in the window.
-    pub lost: u64,
+    /// Background packets (transactions) lost (failed) in the window. `None`: nothing
+    /// measured — an update that failed or never ran, a trial without background, a
+    /// window without background traffic (never 0). Results stored before held 0.
+    pub lost: Option<u64>,
     /// What of `lost` exceeds the loss rate of the window before the update (the
     /// baseline of the same trial): what the update is credited with. `None`: no
     /// background in the window, or none before the update to compare with.
@@ -302,8 +305,20 @@ pub struct Violations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_ms: Option<f64>,
     /// The marker's packets' spacing, ms: a gap in enforcement shorter than it can
-    /// pass unseen.
+    /// pass unseen. NaN, absent from the JSON: unknown (`marker_gap`; such a reload that
+    /// let none through is flagged too coarse).
+    #[serde(default = "unknown_gap", skip_serializing_if = "gap_unknown")]
     pub probe_gap_ms: f64,
+}
+
+/// [`Violations::probe_gap_ms`] not known (absent from the JSON).
+fn unknown_gap() -> f64 {
+    f64::NAN
+}
+
+/// Whether a [`Violations::probe_gap_ms`] is not known.
+fn gap_unknown(gap_ms: &f64) -> bool {
+    gap_ms.is_nan()
 }
 
 /// The events of a trial as the traffic felt them.
@@ -572,15 +587,8 @@ pub fn summarise_flows(
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packets);
-    // The marker's spacing: from its first flow's bins, or — none of it received —
-    // from what that flow sent over the trial. Every marker flow's packets count.
-    let gap = match marker {
-        Some(m) => flow_resolution(m, 1, 1) - BIN_NS,
-        None => match src.sent_per_flow.first() {
-            Some(&n) if n > 0 => (p.duration_s * 1e9 / n as f64) as u64,
-            _ => 0,
-        },
-    };
+    // The marker's spacing (every marker flow's packets count in the violations).
+    let gap = marker_gap(marker, src.sent_per_flow.first().copied(), p.duration_s);
     let markers: Vec<&FlowBins> = flows.iter().filter(|(m, _)| *m).map(|(_, b)| b).collect();
     count_violations(&mut updates, &markers, gap);
     // Each marker flow with bins: what it sent, its bins (both in flow order).
@@ -760,9 +768,11 @@ fn lost_sent_within(b: &FlowBins, from: u64, until: u64) -> u64 {
 /// next update's start (or the end), which the rule set before and after it drops —
 /// by when they arrived (see below).
 /// `markers`: every marker flow's bins; `gap_ns`: the marker's spacing (the shortest
-/// gap in enforcement it can see; 0: it sent nothing). A marker that sent and had
-/// nothing received (no bins): none passed.
-fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns: u64) {
+/// gap in enforcement it can see; `None`: unknown, [`marker_gap`]). A marker that sent
+/// and had nothing received (no bins): none passed; one of unknown spacing with nothing
+/// received: no figure. A reload that let none through is flagged too coarse where the
+/// marker's spacing exceeds its commit, or is unknown (never read as 0).
+fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns: Option<u64>) {
     let starts: Vec<u64> = updates
         .iter()
         .map(|u| u.row.start_unix_ns)
@@ -773,7 +783,7 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
         if u.row.kind.marker_fate() != MarkerFate::Kept || start == 0 || u.row.error.is_some() {
             continue;
         }
-        if markers.is_empty() && gap_ns == 0 {
+        if markers.is_empty() && gap_ns.is_none() {
             continue;
         }
         let next = starts
@@ -786,7 +796,7 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
             passed: 0,
             window_ms: None,
             from_ms: None,
-            probe_gap_ms: gap_ns as f64 / 1e6,
+            probe_gap_ms: gap_ns.map_or(f64::NAN, |g| g as f64 / 1e6),
         };
         let (mut first, mut last) = (None, 0u64);
         for m in markers {
@@ -813,19 +823,46 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
         if v.passed == 0 && u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved) {
             continue;
         }
-        if v.passed == 0 && gap_ns as f64 / 1e6 > u.commit_ms {
-            u.doubts.push(Doubt::new(
+        match gap_ns.map(|g| g as f64 / 1e6) {
+            Some(gap) if v.passed == 0 && gap > u.commit_ms => u.doubts.push(Doubt::new(
                 DoubtKind::TooCoarse,
                 format!(
-                    "the marker's packets were {:.3} ms apart, more than the reload's {:.3} ms: \
-                     a gap in enforcement shorter than that goes unseen (send faster: -r)",
-                    gap_ns as f64 / 1e6,
+                    "the marker's packets were {gap:.3} ms apart, more than the reload's {:.3} \
+                     ms: a gap in enforcement shorter than that goes unseen (send faster: -r)",
                     u.commit_ms
                 ),
-            ));
+            )),
+            None if v.passed == 0 => u.doubts.push(Doubt::new(
+                DoubtKind::TooCoarse,
+                format!(
+                    "the marker's spacing is unknown (fewer than two of its packets received, \
+                     and its sender's count not known or below two): a gap in enforcement of \
+                     the reload's {:.3} ms may have gone unseen",
+                    u.commit_ms
+                ),
+            )),
+            Some(_) | None => {}
         }
         u.violations = Some(v);
     }
+}
+
+/// The marker's packets' spacing, ns: from its first flow's bins where two or more of
+/// its packets were received (their sequence numbers and send stamps), else from what
+/// that flow sent (`sent`) over the trial. One packet received dates no spacing (it read
+/// 0: the too-coarse check never fired and the text said "marker every 0.000 ms").
+/// `None`: unknown — fewer than two received and fewer than two sent (or not counted).
+fn marker_gap(marker: Option<&FlowBins>, sent: Option<u64>, duration_s: f64) -> Option<u64> {
+    let from_bins = marker.and_then(|m| match (m.first, m.highest) {
+        (Some((f, ftx)), Some((h, htx))) if h > f => {
+            Some(htx.saturating_sub(ftx) / u64::from(h - f))
+        }
+        _ => None,
+    });
+    from_bins.or(match sent {
+        Some(n) if n >= 2 => Some((duration_s * 1e9 / n as f64) as u64),
+        _ => None,
+    })
 }
 
 /// How finely a flow's stamps date a packet: a bin, plus the span of a send batch (a
@@ -1142,13 +1179,16 @@ fn effect(
     } else {
         vec![]
     };
+    // An update that failed or never ran has no window: no stall or loss figure (they
+    // read "0" in the JSON and the store, an empty window's sums).
+    let ran = row.error.is_none() && start > 0;
     let mut u = UpdateEffect {
         commit_ms: row.commit_ns as f64 / 1e6,
         time_to_effect_ms,
         effect_resolution_ms,
         no_time_to_effect: None,
-        stall_ms: Some(stall_ms),
-        lost: w.lost.iter().map(|&x| u64::from(x)).sum(),
+        stall_ms: ran.then_some(stall_ms),
+        lost: ran.then(|| w.lost.iter().map(|&x| u64::from(x)).sum()),
         lost_beyond_baseline: None,
         blocked_ms: None,
         baseline_loss: None,
@@ -1159,15 +1199,16 @@ fn effect(
         doubts: vec![],
         violations: None,
     };
-    if u.row.error.is_none() && start > 0 {
+    if ran {
         if base.unreceived > 0 {
             u.nothing_forwarded(unit, base);
         }
         if background.is_empty() {
             // No stream of the background has bins (none received anything, or the
             // trial has none: every flow the marker's): nothing measured in the window,
-            // no stall figure (never 0).
+            // no stall or loss figure (never 0).
             u.stall_ms = None;
+            u.lost = None;
         } else {
             u.witness(&w, unit, base);
         }
@@ -1390,6 +1431,7 @@ impl UpdateEffect {
         let (rx, lost) = w.sums(0..w.rx.len());
         if rx + lost == 0 {
             self.stall_ms = None;
+            self.lost = None;
             self.doubts.push(Doubt::new(
                 DoubtKind::EmptyWindow,
                 format!(
@@ -1774,7 +1816,7 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}",
             s.updates.len(),
             s.lost_around
-                .unwrap_or_else(|| ok.iter().map(|u| u.lost).sum::<u64>()),
+                .unwrap_or_else(|| ok.iter().filter_map(|u| u.lost).sum::<u64>()),
             s.unit.lost_noun(),
             if flagged > 0 {
                 format!(" ({flagged} of them flagged)")
@@ -1852,7 +1894,11 @@ pub fn violations_line(s: &EventsSummary) -> String {
 
 /// ", let 27 must-drop packets through in 2.9 ms (marker every 0.05 ms)".
 fn violations_text(v: &Violations, unit: Unit) -> String {
-    let every = format!("marker every {:.3} ms", v.probe_gap_ms);
+    let every = if v.probe_gap_ms.is_nan() {
+        "the marker's spacing unknown".to_string()
+    } else {
+        format!("marker every {:.3} ms", v.probe_gap_ms)
+    };
     match v.window_ms {
         Some(w) if v.passed > 0 => format!(
             ", let {} must-drop {} through in {w:.1} ms ({every})",
@@ -1910,22 +1956,21 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
             }
         };
     }
-    let Some(stall) = u.stall_ms else {
-        if overloaded && u.lost == 0 {
-            return format!(
-                "the background received no {} at all: no stall figure",
-                s.unit.noun()
-            );
-        }
-        if overloaded {
+    let (Some(stall), Some(lost)) = (u.stall_ms, u.lost) else {
+        if let (true, Some(lost)) = (overloaded, u.lost.filter(|&n| n > 0)) {
             return format!(
                 "the gateway could not carry the background before the update: no stall \
-                 figure ({} {} lost in its window{})",
-                u.lost,
+                 figure ({lost} {} lost in its window{})",
                 s.unit.noun(),
                 u.lost_beyond_baseline
                     .map(|b| format!(", {b} beyond the baseline"))
                     .unwrap_or_default()
+            );
+        }
+        if overloaded {
+            return format!(
+                "the background received no {} at all: no stall figure",
+                s.unit.noun()
             );
         }
         return format!(
@@ -1937,9 +1982,9 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
         Unit::Packets => format!("{stall:.0}"),
         Unit::Echoes | Unit::Probes | Unit::Sessions => format!("{stall:.2}"),
     };
-    let mut t = s.unit.disturbance(&shown, false, u.lost);
+    let mut t = s.unit.disturbance(&shown, false, lost);
     if let (Some(beyond), Some(blocked)) = (u.lost_beyond_baseline, u.blocked_ms) {
-        if beyond < u.lost {
+        if beyond < lost {
             t += &match u.baseline {
                 Some(BaselineKind::Quiet) => format!(" ({beyond} beyond the baseline)"),
                 Some(BaselineKind::BeforeUpdate) | None => {
@@ -1983,7 +2028,11 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 marker: r.marker,
                 time_to_effect_ms: u.time_to_effect_ms,
                 stall_ms: u.stall_ms,
-                lost: u.lost,
+                // The column is NOT NULL (schema 5): an update without a loss figure
+                // stores 0 beside its NULL stall (every such update has none), which
+                // readers take as no figure (the report states a loss only beside a
+                // stall).
+                lost: u.lost.unwrap_or(0),
                 lost_beyond_baseline: u.lost_beyond_baseline,
                 blocked_ms: u.blocked_ms,
                 doubts: (!u.doubts.is_empty())
@@ -2049,7 +2098,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
             effect_resolution_ms: None,
             no_time_to_effect: None,
             stall_ms: Some(0.0),
-            lost: 0,
+            lost: Some(0),
             lost_beyond_baseline: None,
             blocked_ms: None,
             baseline_loss: None,

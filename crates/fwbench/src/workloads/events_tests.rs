@@ -53,7 +53,7 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
     // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
     assert!((u.time_to_effect_ms.unwrap() - 1.0).abs() < 1e-9, "{u:?}");
     assert_eq!(u.stall_ms, Some(2.0));
-    assert_eq!(u.lost, 20);
+    assert_eq!(u.lost, Some(20));
     assert_eq!(u.owd_max_us, 40);
     // Nothing lost before the update: all 20 are its; 10 packets a ms offered.
     assert_eq!(u.baseline_loss, Some(0.0));
@@ -224,7 +224,7 @@ fn a_request_response_marker_and_background_from_their_transactions() {
     assert!((u.time_to_effect_ms.unwrap() - 2.34).abs() < 1e-9, "{u:?}");
     assert_eq!(u.stall_ms, Some(4.5));
     assert_eq!(u.owd_max_us, 4_500);
-    assert_eq!(u.lost, 2);
+    assert_eq!(u.lost, Some(2));
     // A deletion: nothing of the marker got through before, so no effect is dated.
     assert_eq!(txn_effect_stamp(UpdateKind::Delete, &streams.marker), None);
     assert_eq!(
@@ -478,7 +478,7 @@ fn overlapping_windows_count_their_loss_once() {
     ];
     let per_window: u64 = rows
         .iter()
-        .map(|r| undated(r.clone(), &background, &Base::default(), None).lost)
+        .filter_map(|r| undated(r.clone(), &background, &Base::default(), None).lost)
         .sum();
     assert_eq!(per_window, 10);
     assert_eq!(lost_around(&rows, &background), 5);
@@ -638,7 +638,7 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
     let u = undated(rows[0].clone(), &background, &base, end);
     // The window (550..852 ms; bins to 851) offered 302 × 20 = 6 040 packets and
     // lost 302 + 5 × 19 = 397; 5 % of 6 040 = 302 were the baseline's.
-    assert_eq!(u.lost, 397);
+    assert_eq!(u.lost, Some(397));
     assert_eq!(u.lost_beyond_baseline, Some(95));
     assert_eq!(u.baseline, Some(BaselineKind::Quiet));
     assert!((u.blocked_ms.unwrap() - 4.75).abs() < 1e-9, "{u:?}");
@@ -973,7 +973,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         .map(|(ms, i)| plain(reload(ms, i), None, &[]))
         .collect();
     say_why_no_effect(&mut updates, Unit::Packets);
-    count_violations(&mut updates, &[&marker], 100_000);
+    count_violations(&mut updates, &[&marker], Some(100_000));
     let v: Vec<&Violations> = updates
         .iter()
         .map(|u| u.violations.as_ref().unwrap())
@@ -1010,7 +1010,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     assert_eq!(rows[0].violation_from_ms, Some(1.04));
     // A marker 5 ms apart cannot see a 2-ms gap: the reload that saw none is flagged.
     let mut sparse = vec![plain(reload(90, 2), None, &[])];
-    count_violations(&mut sparse, &[&marker], 5_000_000);
+    count_violations(&mut sparse, &[&marker], Some(5_000_000));
     assert_eq!(sparse[0].violations.as_ref().unwrap().passed, 0);
     assert_eq!(sparse[0].doubts[0].kind, DoubtKind::TooCoarse);
     // Two marker flows (flows 0 and 2 of four from two sources): both count, the
@@ -1020,16 +1020,16 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     second.received[47] = 4;
     second.owd_sum_us[47] = 4 * 40;
     let mut two = vec![plain(reload(46, 0), None, &[])];
-    count_violations(&mut two, &[&marker, &second], 100_000);
+    count_violations(&mut two, &[&marker, &second], Some(100_000));
     let v = two[0].violations.as_ref().unwrap();
     assert_eq!((v.passed, v.window_ms), (21, Some(34.0)));
     // A marker none of whose packets was received (no bins): none passed; one that sent
     // nothing: no figure.
     let mut atomic = vec![plain(reload(49, 0), None, &[])];
-    count_violations(&mut atomic, &[], 50_000);
+    count_violations(&mut atomic, &[], Some(50_000));
     assert_eq!(atomic[0].violations.as_ref().unwrap().passed, 0);
     let mut silent = vec![plain(reload(49, 0), None, &[])];
-    count_violations(&mut silent, &[], 0);
+    count_violations(&mut silent, &[], None);
     assert!(silent[0].violations.is_none());
     // A packet sent just before the next reload but queued until after its start (a
     // 2-ms one-way delay) passed in that reload's gap: it is the next reload's.
@@ -1040,7 +1040,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         .map(|(ms, i)| plain(reload(ms, i), None, &[]))
         .collect::<Vec<_>>();
     two[1].row.start_unix_ns = T0 + 81_000_000;
-    count_violations(&mut two, &[&queued], 100_000);
+    count_violations(&mut two, &[&queued], Some(100_000));
     let v: Vec<u64> = two
         .iter()
         .map(|u| u.violations.as_ref().unwrap().passed)
@@ -1057,10 +1057,10 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         vec![u]
     };
     let mut late = unobserved(79);
-    count_violations(&mut late, &[&marker], 100_000);
+    count_violations(&mut late, &[&marker], Some(100_000));
     assert_eq!(late[0].violations.as_ref().map(|v| v.passed), Some(2));
     let mut after = unobserved(90);
-    count_violations(&mut after, &[&marker], 100_000);
+    count_violations(&mut after, &[&marker], Some(100_000));
     assert!(after[0].violations.is_none(), "{after:?}");
     // A set's reload is counted as a reload.
     let mut set = vec![plain(
@@ -1071,11 +1071,11 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         None,
         &[],
     )];
-    count_violations(&mut set, &[&marker], 100_000);
+    count_violations(&mut set, &[&marker], Some(100_000));
     assert_eq!(set[0].violations.as_ref().map(|v| v.passed), Some(17));
     // Not a reload: no violations counted.
     let mut add = vec![plain(row(UpdateKind::Add, T0), None, &[])];
-    count_violations(&mut add, &[&marker], 100_000);
+    count_violations(&mut add, &[&marker], Some(100_000));
     assert!(add[0].violations.is_none());
 }
 
@@ -1289,4 +1289,144 @@ fn the_markers_intended_drops_are_said_beside_the_loss() {
     );
     assert_eq!(intended_loss(&with(Some(0))), "");
     assert_eq!(intended_loss(&with(None)), "");
+}
+
+/// An update that failed, or never ran (the traffic phase ended first), has no window:
+/// no stall or loss figure in the JSON or the store — they read "stall_ms": 0, "lost":
+/// 0, an empty window's sums, or the sums of the window of one that failed.
+#[test]
+fn an_update_that_failed_or_never_ran_has_no_stall_or_loss_figure() {
+    let mut lost = vec![0u32; 400];
+    lost[100..110].copy_from_slice(&[10; 10]);
+    let bg = steady(T0, 10, &lost);
+    let background = [Background::flow(&bg)];
+    let never = UpdateRow {
+        start_unix_ns: 0,
+        commit_ns: 0,
+        error: Some("not run: the traffic phase ended first".into()),
+        ..row(UpdateKind::Add, 0)
+    };
+    let failed = UpdateRow {
+        error: Some("nft: Error: Could not process rule".into()),
+        ..row(UpdateKind::Add, T0 + 100_000_000)
+    };
+    for r in [never, failed] {
+        let u = plain(r, None, &background);
+        assert_eq!((u.stall_ms, u.lost), (None, None), "{u:?}");
+        let json = serde_json::to_value(&u).unwrap();
+        assert!(json["stall_ms"].is_null(), "{json}");
+        assert!(json["lost"].is_null(), "{json}");
+        assert_eq!(serde_json::from_value::<UpdateEffect>(json).unwrap(), u);
+        let rows = records(&one(Unit::Packets, u));
+        assert_eq!(rows[0].stall_ms, None);
+        assert!(rows[0].error.is_some());
+    }
+    // One that ran keeps both; a result stored before (a number) still reads.
+    let ran = plain(row(UpdateKind::Add, T0 + 100_000_000), None, &background);
+    assert_eq!((ran.stall_ms, ran.lost), (Some(10.0), Some(100)), "{ran:?}");
+    let mut old = serde_json::to_value(&ran).unwrap();
+    old["lost"] = serde_json::json!(7);
+    assert_eq!(
+        serde_json::from_value::<UpdateEffect>(old).unwrap().lost,
+        Some(7)
+    );
+}
+
+/// A reload trial whose marker had one packet received in the whole trial: one packet
+/// dates no spacing (it read 0, so the reloads that let none through were never
+/// flagged too coarse and read "let no must-drop packets through (marker every 0.000
+/// ms)"). Its spacing is then what its flow sent over the trial; where that is not
+/// known either, it is unknown — flagged too coarse, with why, never 0.
+#[test]
+fn one_marker_packet_received_dates_no_spacing() {
+    let p = crate::plan::build::test_params(
+        crate::params::workload::Workload::Flow,
+        &[
+            ("rate", "100pps"),
+            ("engine", "nft"),
+            ("duration", "2s"),
+            ("event", "reload:1@1s"),
+        ],
+    );
+    // The marker: a packet every 10 ms; only seq 5 (sent at 50 ms) was received.
+    let mut received = vec![0u32; 2000];
+    received[50] = 1;
+    let marker = FlowBins {
+        first: Some((5, T0 + 50_000_000)),
+        highest: Some((5, T0 + 50_000_000)),
+        ..bins(&received, &vec![0; 2000], (0, 0), (0, 0))
+    };
+    let sink = UdpSinkResults {
+        flows: vec![proto::FlowRx {
+            flow: 0,
+            received: 1,
+            bins: Some(Box::new(marker)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let reload = |start_ms: u64, index: u32| UpdateRow {
+        index,
+        method: UpdateMethod::FlushLoad,
+        marker: index == 0,
+        ..row(UpdateKind::Reload, T0 + start_ms * 1_000_000)
+    };
+    let gateway = GatewayResults {
+        updates: vec![reload(49, 0), reload(500, 1)],
+        ..Default::default()
+    };
+    let source = "10.0.0.1".parse().unwrap();
+    let summarise = |sent: Vec<u64>| {
+        let src = UdpSourceResults {
+            sent_per_flow: sent,
+            ..Default::default()
+        };
+        summarise_flows(&p, &[source], &src, &sink, Some(&gateway)).unwrap()
+    };
+    // 200 sent over 2 s: 10 ms apart, more than the 2-ms reload that let none through.
+    let s = summarise(vec![200]);
+    let v: Vec<(u64, f64)> = s
+        .updates
+        .iter()
+        .map(|u| {
+            u.violations
+                .as_ref()
+                .map(|v| (v.passed, v.probe_gap_ms))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(v, [(1, 10.0), (0, 10.0)], "{:?}", s.updates);
+    assert!(s.updates[0].doubts.is_empty(), "{:?}", s.updates[0].doubts);
+    assert_eq!(s.updates[1].doubts[0].kind, DoubtKind::TooCoarse);
+    assert!(
+        s.updates[1].doubts[0]
+            .why
+            .starts_with("the marker's packets were 10.000 ms apart"),
+        "{:?}",
+        s.updates[1].doubts
+    );
+    let t = text(&s, "nft");
+    assert!(!t.contains("every 0.000 ms"), "{t}");
+    assert!(t.contains("(marker every 10.000 ms)"), "{t}");
+    // Its sender's count not known: the spacing is unknown, not 0.
+    let s = summarise(vec![]);
+    let gap = s.updates[1].violations.as_ref().unwrap().probe_gap_ms;
+    assert!(gap.is_nan(), "{gap}");
+    assert_eq!(s.updates[1].doubts[0].kind, DoubtKind::TooCoarse);
+    assert!(
+        s.updates[1].doubts[0]
+            .why
+            .starts_with("the marker's spacing is unknown"),
+        "{:?}",
+        s.updates[1].doubts
+    );
+    let t = text(&s, "nft");
+    assert!(
+        t.contains("let no must-drop packets through (the marker's spacing unknown)"),
+        "{t}"
+    );
+    let json = serde_json::to_value(&s.updates[1]).unwrap();
+    assert!(json["violations"].get("probe_gap_ms").is_none(), "{json}");
+    let back: UpdateEffect = serde_json::from_value(json).unwrap();
+    assert!(back.violations.unwrap().probe_gap_ms.is_nan());
 }
