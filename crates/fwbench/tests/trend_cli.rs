@@ -374,7 +374,7 @@ fn a_regression_of_a_configuration_no_longer_measured_fails_no_later_gate() {
 }
 
 /// The unit of a change is the run: runs that differ by 4 % from one to the next, each
-/// of 3 tight repetitions, then a 20 % drop — the change's CI is Welch's over the run
+/// of 3 tight repetitions, then a 20 % drop over two alike runs — the change's CI is Welch's over the run
 /// means (what a rerun gives), not over the 36 samples as if each were a run (it was
 /// about half as wide: a false precision).
 #[test]
@@ -382,7 +382,12 @@ fn a_changes_ci_is_over_runs_not_repetitions() {
     let dir = TempDir::new();
     // Repetition i of run n is i = 3n + rep: the run's level, ± 0.1 % by repetition.
     fn level(i: u32) -> f64 {
-        let run = if (i / 3).is_multiple_of(2) { 1.0 } else { 1.04 };
+        // Runs 1–10 alternate by 4 %; the two after the drop are alike.
+        let run = if i / 3 > 10 || (i / 3).is_multiple_of(2) {
+            1.0
+        } else {
+            1.04
+        };
         run * (1.0 + 0.001 * f64::from(i % 3))
     }
     for n in 1..=12 {
@@ -414,8 +419,14 @@ fn a_changes_ci_is_over_runs_not_repetitions() {
             })
             .collect()
     };
-    let runs = report::stats::difference(&means[..10], &means[10..]).unwrap();
-    let reps = report::stats::difference(&samples(0..10), &samples(10..12)).unwrap();
+    // The two segments the change lies between, as the history split them.
+    let segs = s["segments"].as_array().unwrap();
+    let span =
+        |g: &Value| g["first"].as_u64().unwrap() as usize..g["last"].as_u64().unwrap() as usize + 1;
+    let (old, new) = (span(&segs[segs.len() - 2]), span(&segs[segs.len() - 1]));
+    assert_eq!(new, 10..12, "{s}");
+    let runs = report::stats::run_difference(&means[old.clone()], &means[new.clone()]).unwrap();
+    let reps = report::stats::difference(&samples(old), &samples(new)).unwrap();
     let ci = c["ci95"].as_f64().unwrap();
     assert!(
         (ci / runs.ci95.unwrap() - 1.0).abs() < 1e-9,
