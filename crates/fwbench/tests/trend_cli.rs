@@ -434,3 +434,25 @@ fn a_changes_ci_is_over_runs_not_repetitions() {
     );
     assert!(ci > 1.5 * reps.ci95.unwrap(), "{ci} vs {reps:?}");
 }
+
+/// "Newest" is per kind of run: a history of per-commit floods (scenario `flood`) with
+/// a run of another scenario sorted last still gates the floods — a −40 % flood
+/// regression once passed (exit 0) because the last run was not a flood.
+#[test]
+fn a_regression_gates_beside_a_later_run_of_another_scenario() {
+    let dir = TempDir::new();
+    history(&dir, 11, 0.6);
+    let nightly = dir.file("h21.db");
+    write_configs(&nightly, 21, &[(200, 5e5, json!({}))]);
+    let o = std::process::Command::new("sqlite3")
+        .arg(&nightly)
+        .arg("UPDATE runs SET scenario = 'nightly'")
+        .output()
+        .expect("sqlite3 (scripts/setup.sh installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = dir.path().to_str().unwrap();
+    let o = fwbench(&["trend", d, "--by", "tag:run"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("REGRESSION at tag:run=11"), "{out}");
+}

@@ -459,15 +459,15 @@ impl Trend {
                             label_of(c, &varying)
                         ));
                     }
-                    if idx + 1 == runs.len() && skipped.len() > before {
+                    if newest_of_its_kind(&infos, idx) && skipped.len() > before {
                         newest_gone = skipped.last().cloned();
                     }
                 }
-                if points.is_empty() {
-                    continue;
-                }
                 if let Some(why) = newest_gone {
                     unjudged.push(why);
+                }
+                if points.is_empty() {
+                    continue;
                 }
                 series.push(segmented(
                     c,
@@ -968,6 +968,14 @@ fn change_line(c: &ChangePoint, by: &str) -> String {
     )
 }
 
+/// Whether no later run of the history is of the same scenario (or command) as run
+/// `i`: what a later run of its kind does not measure was taken out of it, while runs
+/// of other kinds in the same history (a nightly scenario beside per-commit floods)
+/// never measured it — so "newest" is per kind, not the one last run.
+fn newest_of_its_kind(runs: &[RunInfo], i: usize) -> bool {
+    !runs[i + 1..].iter().any(|r| r.scenario == runs[i].scenario)
+}
+
 /// Segment one series and classify its change points.
 fn segmented(
     c: &Config,
@@ -1050,7 +1058,8 @@ fn segmented(
         let beyond = pct.is_none_or(|p| p.abs() >= threshold_pct);
         // The newest segment of the history, not only of the series: a series the newest
         // runs no longer measure (a configuration taken out) fails no later gate.
-        let newest = w + 2 == groups.len() && points[g[1].1 - 1].run_index + 1 == runs.len();
+        let newest =
+            w + 2 == groups.len() && newest_of_its_kind(runs, points[g[1].1 - 1].run_index);
         let at = g[1].0;
         let r = &runs[points[at].run_index];
         changes.push(ChangePoint {

@@ -444,6 +444,15 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
         t.text()
     );
     assert_eq!(t.exit_code(), 3, "{}", t.text());
+    // A history of that run alone: the series has no point at all — still not judged.
+    let t = trend::Trend::new(
+        &inputs[1..],
+        &trend::By::Tag("run".into()),
+        &trend::Metrics::Main,
+        5.0,
+    );
+    assert!(t.series.is_empty(), "{}", t.text());
+    assert_eq!(t.exit_code(), 3, "{}", t.text());
 }
 
 /// Floods through nft at each (rules, packets/s, repetitions the sender limited), 4
