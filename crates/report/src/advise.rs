@@ -229,7 +229,9 @@ fn pairs(trials: &[Trial]) -> BTreeMap<String, Pair> {
             None => p.unmeasured += 1,
         }
     }
-    by.retain(|_, p| !p.floods[0].is_empty() && !p.floods[1].is_empty());
+    // A measurement with a flood that did not end ok is kept to say so, even where it
+    // left a side without a flood.
+    by.retain(|_, p| p.not_ok > 0 || (!p.floods[0].is_empty() && !p.floods[1].is_empty()));
     by
 }
 
@@ -306,8 +308,10 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
     pairs(trials)
         .into_iter()
         .filter_map(|(key, p)| {
-            let s = Saving::of([&p.floods[0], &p.floods[1]])?;
-            let text = p.withheld().unwrap_or_else(|| s.text());
+            let text = match p.withheld() {
+                Some(why) => why,
+                None => Saving::of([&p.floods[0], &p.floods[1]])?.text(),
+            };
             Some(format!("rules advise ({}): {text}.", short(&key)))
         })
         .collect()

@@ -172,6 +172,17 @@ fn no_saving_is_stated_where_a_flood_did_not_end_ok() {
         "{:?}",
         f[0].notes
     );
+    // A side whose one flood did not end ok: said all the same (it once left no
+    // finding and no figure).
+    let lone = [flood("original.nft", 1e5), trials[5].clone()];
+    assert_eq!(
+        findings(&lone),
+        [
+            "rules advise (engine nft, udp port 5000): no saving stated — 1 flood did not end \
+          ok (flagged, dropped or failed: the trials table says why), and a saving of the \
+          rest would rest on the floods that happened to pass."
+        ]
+    );
     assert!(
         !f[0].notes.iter().any(|n| n.contains("did not arrive")),
         "{:?}",

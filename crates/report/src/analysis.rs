@@ -243,8 +243,14 @@ fn search_outputs(trials: &[Trial], a: &mut Analysis) {
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let mut degrade = false;
+    // The findings' names: a case with what tells its configuration apart.
+    let cases = crate::findings::search_case_names(trials);
     for (t, s) in &found {
-        let case = t.label_or_engine().unwrap_or_default();
+        let case = cases
+            .get(&t.id)
+            .cloned()
+            .or_else(|| t.label_or_engine())
+            .unwrap_or_default();
         let mut row = vec![t.id.to_string(), case.clone(), search_status(t, s)];
         row.extend(search_cells(s));
         row.push(mlr_goals(s));

@@ -423,6 +423,75 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
         .collect()
 }
 
+/// Each search trial's case (by trial id): its label or engine, with what tells its
+/// configuration from the others of its workload ("nft (rules=10000)", "nft
+/// (nft_family=ip)") — the findings' and the search table's one name for it. Where
+/// two configurations would still read alike, every parameter that differs names them.
+pub(crate) fn search_case_names(trials: &[Trial]) -> BTreeMap<i64, String> {
+    let searched: Vec<Trial> = trials
+        .iter()
+        .filter(|t| search_of(t).is_some())
+        .cloned()
+        .collect();
+    let configs = crate::model::configs(&searched, &BTreeMap::new());
+    let names = search_cases(&configs);
+    let mut out = BTreeMap::new();
+    for c in &configs {
+        for t in c.reps.iter().chain(&c.failed) {
+            out.insert(t.id, names[c.key.as_str()].clone());
+        }
+    }
+    out
+}
+
+/// [`search_case_names`] by configuration key, of configurations built from search
+/// trials.
+fn search_cases(configs: &[Config]) -> BTreeMap<&str, String> {
+    let mut by_workload: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
+    for c in configs {
+        by_workload
+            .entry(c.workload.to_string())
+            .or_default()
+            .push(c);
+    }
+    let mut out = BTreeMap::new();
+    for cs in by_workload.values() {
+        let named = |keys: &[String]| -> Vec<String> {
+            cs.iter()
+                .map(|c| {
+                    let first = c.reps.iter().chain(&c.failed).next();
+                    let case = first
+                        .and_then(Trial::label_or_engine)
+                        .unwrap_or_else(|| "-".into());
+                    if keys.is_empty() {
+                        case
+                    } else {
+                        format!("{case} ({})", series_name(c, keys))
+                    }
+                })
+                .collect()
+        };
+        // The case names them already: what else differs, less what repeats it (a
+        // setting that goes with the engine).
+        let case = |k: &String| ["label", "engine"].contains(&k.as_str());
+        // Where names still collide (one label over two engines): all but the label.
+        let differs: Vec<String> = varying(cs).into_iter().filter(|k| k != "label").collect();
+        let unique: Vec<String> = without_redundant(cs, varying(cs))
+            .into_iter()
+            .filter(|k| !case(k))
+            .collect();
+        let mut names = named(&unique);
+        let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+        if distinct.len() < names.len() {
+            names = named(&differs);
+        }
+        for (c, name) in cs.iter().zip(names) {
+            out.insert(c.key.as_str(), name);
+        }
+    }
+    out
+}
+
 /// NDR/PDR results (ndr and mlr searches), per configuration: the mean ± CI over its
 /// searches (one search: the value) — never over searches of other parameters (a
 /// scenario's `rules = [0, 1000, 10000]` is three cases, each named by what differs).
@@ -437,33 +506,7 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
         .cloned()
         .collect();
     let configs = crate::model::configs(&searched, &BTreeMap::new());
-    // What tells one configuration from another of its workload, besides its case.
-    let mut by_workload: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
-    for c in &configs {
-        by_workload
-            .entry(c.workload.to_string())
-            .or_default()
-            .push(c);
-    }
-    let mut case_of: BTreeMap<&str, String> = BTreeMap::new();
-    for cs in by_workload.values() {
-        let keys: Vec<String> = without_redundant(cs, varying(cs))
-            .into_iter()
-            .filter(|k| !["label", "engine", "nft_family"].contains(&k.as_str()))
-            .collect();
-        for c in cs {
-            let first = c.reps.iter().chain(&c.failed).next();
-            let case = first
-                .and_then(Trial::label_or_engine)
-                .unwrap_or_else(|| "-".into());
-            let case = if keys.is_empty() {
-                case
-            } else {
-                format!("{case} ({})", series_name(c, &keys))
-            };
-            case_of.insert(&c.key, case);
-        }
-    }
+    let case_of = search_cases(&configs);
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     // Per case: searches that did not converge, converged ones flagged, and converged
     // ones otherwise not ok (dropped, failed).
@@ -538,6 +581,27 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             }
             // A lower bound beside measured rates: not averaged with them.
             let (bounds, rates): (Vec<Found>, Vec<Found>) = v.into_iter().partition(|x| x.2 || x.3);
+            if rates.is_empty() && bounds.len() > 1 {
+                // Only bounds: the rate is at least the largest; a mean and CI of
+                // bounds describes nothing of the gateway.
+                let most = bounds.iter().map(|x| x.0).fold(f64::MIN, f64::max);
+                let why = if bounds.iter().any(|x| x.2) {
+                    "the sender was the limit"
+                } else {
+                    "the search's upper bound passed (raise max_rate)"
+                };
+                let left = if left_words.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Left out: {}.", left_words.join("; "))
+                };
+                return format!(
+                    "{mode} of {case}: at least {} packets/s — the largest of {} searches, \
+                     each a lower bound only ({why}): no mean or CI is stated of bounds.{left}",
+                    num(most),
+                    bounds.len()
+                );
+            }
             let v = if rates.is_empty() {
                 bounds
             } else {

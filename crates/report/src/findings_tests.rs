@@ -845,3 +845,85 @@ fn lower_bounds_are_not_averaged_with_measured_rates() {
         "{f:?}"
     );
 }
+
+/// Configurations that differ only in what the case name leaves out (the nft family
+/// of one engine) are still two cases, each named by it — never one mean over both.
+#[test]
+fn ndr_cases_that_read_alike_are_named_by_what_differs() {
+    let t = |family: Option<&str>, seed: u32, rate: f64| {
+        let mut params = serde_json::json!({"engine": "nft", "seed": seed});
+        if let Some(f) = family {
+            params["nft_family"] = f.into();
+        }
+        search_trial_of(
+            "ndr",
+            "ok",
+            params,
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+                "ceiling_pps": 1e6}),
+        )
+    };
+    let f = ndr(&[
+        t(None, 1, 20000.0),
+        t(None, 2, 20400.0),
+        t(Some("ip"), 1, 30000.0),
+        t(Some("ip"), 2, 30600.0),
+    ]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("NDR of nft (nft_family=ip): 30300 ± ")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("NDR of nft (nft_family=inet): 20200 ± ")),
+        "{f:?}"
+    );
+}
+
+/// Searches that are all lower bounds give the largest as "at least", with no mean or
+/// CI of bounds (which describes nothing of the gateway).
+#[test]
+fn lower_bounds_alone_state_the_largest_with_no_ci() {
+    let t = |seed: u32, rate: f64| {
+        search_trial_of(
+            "ndr",
+            "ok",
+            serde_json::json!({"engine": "nft", "seed": seed}),
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": true, "rate_pps": rate, "ceiling_pps": rate}),
+        )
+    };
+    let f = ndr(&[t(1, 1.1e6), t(2, 1.2e6), t(3, 1.15e6)]);
+    assert_eq!(
+        f,
+        [
+            "NDR of nft: at least 1200000 packets/s — the largest of 3 searches, each a lower \
+          bound only (the sender was the limit): no mean or CI is stated of bounds."
+        ]
+    );
+}
+
+/// One label over two engines: the label alone would pool them; the engine names them.
+#[test]
+fn one_label_over_two_engines_is_two_cases() {
+    let t = |engine: &str, seed: u32, rate: f64| {
+        search_trial_of(
+            "ndr",
+            "ok",
+            serde_json::json!({"engine": engine, "label": "edge", "seed": seed}),
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+                "ceiling_pps": 1e6}),
+        )
+    };
+    let f = ndr(&[t("nft", 1, 20000.0), t("iptables-legacy", 1, 30000.0)]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("NDR of edge (engine=nft): 20000 packets/s")),
+        "{f:?}"
+    );
+}

@@ -2478,6 +2478,9 @@ fn the_search_table_says_which_searches_are_flagged_and_why() {
         .find(|t| t.title.starts_with("Searches (ndr"))
         .expect("search table");
     assert_eq!(searches.columns[2], "status");
+    // The findings' names: each case with what tells it apart.
+    let cases: Vec<&str> = searches.rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(cases, ["nft", "iptables-nft"], "{searches:?}");
     let status: Vec<&str> = searches.rows.iter().map(|r| r[2].as_str()).collect();
     assert_eq!(
         status,
