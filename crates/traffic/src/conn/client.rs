@@ -548,6 +548,9 @@ pub struct SessionClient {
     /// Gateway events: the marker stream's worker and its source address.
     marker: Option<JoinHandle<()>>,
     marker_source: Option<IpAddr>,
+    /// Run for a duration (no `count`): the window is the time the client tried, to
+    /// its stop (or a session still in flight then), whatever came of the last ones.
+    timed: bool,
 }
 
 /// Check a spec before anything is created.
@@ -632,6 +635,7 @@ impl SessionClient {
             opener: None,
             marker: None,
             marker_source: spec.events.and_then(|e| e.marker_source),
+            timed: spec.count.is_none(),
         };
         let spawn_err = |e| TrafficError::io("spawning a client thread", e);
         if spec.mode == ConnMode::Hold {
@@ -809,12 +813,16 @@ impl SessionClient {
         if panicked {
             return Err(TrafficError::BadSpec("a session worker panicked".into()));
         }
-        // The transfers' start may have moved past the overhead sessions. The window
-        // ends with the last session that completed (none: at stop).
+        // The transfers' start may have moved past the overhead sessions. A count of
+        // sessions: the window ends with the last one that completed (a failed one's
+        // timeout does not stretch it; none completed: at stop). A duration: the time
+        // the client tried, to its stop — sessions an update blacked out at the end
+        // are in it (the last success would leave that time out and overstate the rate).
         let start_ns = sh.start_ns.load(Ordering::SeqCst);
         let last = sh.last_end_ns.load(Ordering::SeqCst);
         r.elapsed_ns = match (self.started, last > start_ns) {
             (false, _) => 0,
+            (true, true) if self.timed => last.max(stop_ns) - start_ns,
             (true, true) => last - start_ns,
             (true, false) => stop_ns.saturating_sub(start_ns),
         };
@@ -1017,6 +1025,36 @@ mod tests {
         assert!(
             r.elapsed_ns < u64::from(timeout_ms) * 1_000_000,
             "the window took in the timeout: {} ns",
+            r.elapsed_ns
+        );
+    }
+
+    /// Run for a duration: the window is the time the client tried, to its stop, even
+    /// where its last sessions failed (an update that blacked the path out for the
+    /// trial's end must not shorten the window to the last success).
+    #[test]
+    fn a_timed_run_counts_its_window_to_the_stop() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Serve the first connection only; the next waits unanswered in the backlog.
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = listener.accept().unwrap();
+            let mut header = [0u8; SESSION_HEADER as usize];
+            c.read_exact(&mut header).unwrap();
+            drop(c);
+            listener
+        });
+        let mut s = spec(ConnMode::Sessions);
+        (s.port, s.parallel, s.count, s.timeout_ms) = (port, 1, None, 400);
+        let mut client = SessionClient::setup(&s).unwrap();
+        client.start();
+        std::thread::sleep(Duration::from_millis(300));
+        let r = client.stop().unwrap();
+        let _listener = server.join().unwrap();
+        assert_eq!(r.sessions, 1, "{r:?}");
+        assert!(
+            r.elapsed_ns >= 250_000_000,
+            "the window ended at the last success: {} ns",
             r.elapsed_ns
         );
     }
