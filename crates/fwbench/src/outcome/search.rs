@@ -331,7 +331,8 @@ pub struct SweetSpotReport {
     pub plateau: Vec<u32>,
     pub points: Vec<SweetPoint>,
     pub trials: usize,
-    /// False: it stopped on its trial budget before it was done (then a doubt says so).
+    /// False: it stopped on its trial budget with an untried parallelism that could hide
+    /// a higher rate (then a doubt says so).
     pub converged: bool,
     /// Why the best may not be the sweet spot: it is at the largest parallelism
     /// searched (no peak found: a lower bound; still converged), or the search ran out

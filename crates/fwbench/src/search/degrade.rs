@@ -101,6 +101,8 @@ pub fn degrade_search(
         fail,
         "rules",
         [", the last good,", ", the first degraded,"],
+        // `degrade_doubts` names a queue that filled through a step that passed.
+        true,
     ));
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     Ok(DegradeReport {

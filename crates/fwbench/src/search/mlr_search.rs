@@ -145,7 +145,8 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         first.and_then(|g| g.rate_pps),
         first.and_then(|g| g.fail_pps),
     ));
-    doubts.extend(flagged_goals(&curve, &goals, final_s));
+    let queues = crate::search::witness::queues_judged(&latency, sp.queue_fails);
+    doubts.extend(flagged_goals(&curve, &goals, final_s, queues));
     // A goal that passed at the unpaced flood's ceiling: the sender's rate there.
     let at_ceiling: Vec<String> = goals
         .iter()
@@ -217,8 +218,14 @@ fn out_of_trials(goals: &[MlrGoal], trials: usize, precision: f64) -> Vec<result
 /// ([`crate::search::witness::flagged_step`]): the final-duration trials within the
 /// goal at its rate, and the trials beyond it at the rate above (any duration, as
 /// MLRsearch's upper bound). A step that decides several goals is said once, naming
-/// them.
-fn flagged_goals(curve: &[MlrPoint], goals: &[MlrGoal], final_s: f64) -> Vec<results::Doubt> {
+/// them. `queues`: whether the search judges a queue that filled
+/// ([`crate::search::witness::queues_judged`]).
+fn flagged_goals(
+    curve: &[MlrPoint],
+    goals: &[MlrGoal],
+    final_s: f64,
+    queues: bool,
+) -> Vec<results::Doubt> {
     // (rate, passed, the goals it decides, the trials at it that decide them)
     let mut decided: Vec<(f64, bool, Vec<String>, Vec<&crate::outcome::search::Point>)> = vec![];
     for g in goals {
@@ -250,7 +257,7 @@ fn flagged_goals(curve: &[MlrPoint], goals: &[MlrGoal], final_s: f64) -> Vec<res
                     goals.join(", ")
                 )
             };
-            crate::search::witness::flagged_step(&format!("{x:.0} pps"), &role, steps)
+            crate::search::witness::flagged_step(&format!("{x:.0} pps"), &role, steps, queues)
         })
         .collect()
 }

@@ -150,6 +150,9 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
         Ok(pt)
     })?;
+    // A contradiction the re-tests left (or a gateway that changed): its doubt says why
+    // the search did not converge; the bracket it leaves is not said again.
+    let retest_doubted = retested.is_some();
     if let Some(d) = retested {
         converged = false;
         doubts.push(d);
@@ -177,13 +180,16 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     } else {
         found
     };
+    // Moved by the re-tests: confirmed only where the latest two trials at the rate
+    // found both passed (not a pass, a failed confirmation and a passing re-test).
     let confirmed = match found.pass {
         Some(x) if found.pass != bisected.pass => {
-            points.iter().filter(|q| q.x == x && q.pass).count() >= 2
+            let mut at = points.iter().rev().filter(|q| q.x == x);
+            at.next().is_some_and(|q| q.pass) && at.next().is_some_and(|q| q.pass)
         }
         _ => bisect.confirmed(),
     };
-    if found != bisected && !out_of_trials {
+    if found != bisected && !out_of_trials && !retest_doubted {
         if let Some(d) = crate::search::witness::retest_bracket(found.pass, found.fail, width) {
             converged = false;
             doubts.push(d);
@@ -218,6 +224,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             " that carries the answer",
             " that bounds the answer (the lowest that failed)",
         ],
+        crate::search::witness::queues_judged(&latency, sp.queue_fails),
     ));
     // The unpaced flood that set the ceiling passed: the sender's rate, not the gateway's.
     let limited_by_sender = found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none();

@@ -16,8 +16,9 @@ use anyhow::{bail, Result};
 pub const MAX_AUTO_PARALLEL: u32 = 256;
 /// Most trials a search runs.
 const TRIALS: usize = 16;
-/// A step counts as below the best when under this share of it.
-const DROP: f64 = 0.97;
+/// A step counts as below the best when under this share of it (at or above it: on the
+/// plateau).
+pub(crate) const DROP: f64 = 0.97;
 
 /// The search state: points measured so far and what to try next.
 #[derive(Debug, Clone)]
@@ -28,7 +29,8 @@ pub struct Search {
     doubling: bool,
     below: u32,
     max_trials: usize,
-    /// It stopped on `max_trials` with a parallelism still to measure.
+    /// It stopped on `max_trials` with a parallelism still to measure that could hide a
+    /// higher rate ([`Search::gap_matters`]).
     out_of_trials: bool,
 }
 
@@ -63,13 +65,38 @@ impl Search {
     pub fn next_point(&mut self) -> Option<u32> {
         let next = self.untried();
         if next.is_some() && self.points.len() >= self.max_trials {
-            self.out_of_trials = true;
+            self.out_of_trials = self.gap_matters();
             return None;
         }
         next
     }
 
-    /// Whether it stopped on its trial budget before it was done.
+    /// Whether the parallelisms left untried could hide a higher rate than the best:
+    /// still doubling (those above were never measured), or an untried parallelism lies
+    /// between the best and a measured neighbour of it below the plateau. Gaps only
+    /// between the best and neighbours on the plateau do not count: the search does not
+    /// tell the plateau's parallelisms apart anyway.
+    fn gap_matters(&self) -> bool {
+        let Some((b, rate)) = self.best() else {
+            return false;
+        };
+        if self.doubling {
+            return true;
+        }
+        let pts = self.points();
+        let Some(i) = pts.iter().position(|p| p.0 == b) else {
+            return false;
+        };
+        let lower = i.checked_sub(1).map(|j| pts[j]);
+        let upper = pts.get(i + 1).copied();
+        [lower, upper]
+            .into_iter()
+            .flatten()
+            .any(|(n, r)| n.abs_diff(b) > 1 && r < rate * DROP)
+    }
+
+    /// Whether it stopped on its trial budget before it was done, with parallelisms left
+    /// untried that could hide a higher rate ([`Search::gap_matters`]).
     pub fn out_of_trials(&self) -> bool {
         self.out_of_trials
     }
@@ -110,6 +137,11 @@ impl Search {
             }
         }
         self.points.push((parallel, rate));
+    }
+
+    /// The points measured, in the order measured.
+    pub fn measured(&self) -> &[(u32, f64)] {
+        &self.points
     }
 
     pub fn points(&self) -> Vec<(u32, f64)> {
@@ -167,7 +199,7 @@ pub fn search(
     };
     measured.sort_by_key(|m| m.parallel);
     let budget = s.out_of_trials().then_some(TRIALS);
-    let mut doubts = crate::search::witness::sweet_spot_doubts(&s.points(), (best, rate), budget);
+    let mut doubts = crate::search::witness::sweet_spot_doubts(s.measured(), (best, rate), budget);
     // The best step's own trial flagged (sessions that failed: its rate counts only those
     // that completed): the answer is no better than it.
     if let Some((_, ds)) = flagged.iter().find(|(n, ds)| *n == best && !ds.is_empty()) {
@@ -277,6 +309,58 @@ mod tests {
              so far: 2 parallel, 20 sessions/s): the sweet spot may lie at a parallelism it \
              did not measure"
         );
+    }
+
+    /// Seed 003: a plateau from 16 to 256 peaking at 40, within 3 % throughout. The
+    /// doubling to 256 and the narrowing to ±1 around 40 take more than 16 trials, but
+    /// what is left untried lies between the best and neighbours on the plateau: the
+    /// answer stands (converged, no doubt). A best whose neighbour below the plateau
+    /// leaves a gap untried is still out of trials.
+    #[test]
+    fn untried_parallelisms_on_the_plateau_are_not_out_of_trials() {
+        let plateau = |n: u32| {
+            if n < 16 {
+                n as f64 * 5.0
+            } else {
+                100.0 - (n as f64 - 40.0).abs() * 0.01
+            }
+        };
+        let (s, tried) = drive(plateau, 256);
+        assert_eq!(tried.len(), 16, "{tried:?}");
+        assert_eq!(s.best().unwrap().0, 40, "{tried:?}");
+        assert!(!tried.contains(&39), "{tried:?}");
+        assert!(!s.out_of_trials(), "{tried:?}");
+        // 16 trials where 13 would do, the gap below 28's neighbour (24, off the
+        // plateau) untried: out of trials.
+        let peak = |n: u32| 1000.0 - (n as f64 - 30.0).powi(2) * 10.0;
+        let mut s = Search::new(256, 9);
+        while let Some(n) = s.next_point() {
+            s.record(n, peak(n));
+        }
+        assert!(s.out_of_trials(), "{:?}", s.points());
+    }
+
+    /// A plateau that runs to the largest parallelism searched (the rate there within
+    /// 3 % of the step measured before it) is no rate still rising: no doubt. A rate
+    /// that still rose there is flagged.
+    #[test]
+    fn a_plateau_that_runs_to_the_largest_is_no_lower_bound() {
+        let flat = |n: u32| {
+            if n < 16 {
+                n as f64 * 5.0
+            } else {
+                100.0 + n as f64 * 0.001
+            }
+        };
+        let (s, tried) = drive(flat, 256);
+        let best = s.best().unwrap();
+        assert_eq!(best.0, 256, "{tried:?}");
+        let d = crate::search::witness::sweet_spot_doubts(s.measured(), best, None);
+        assert!(d.is_empty(), "{d:?}");
+        let (s, _) = drive(|n| n as f64, 256);
+        let d = crate::search::witness::sweet_spot_doubts(s.measured(), s.best().unwrap(), None);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, results::DoubtKind::LimitedByFwbench);
     }
 
     /// A sessions step at parallelism `n` with `rate(n)` sessions/s.

@@ -532,13 +532,27 @@ pub fn degrade_doubts(
 }
 
 /// Whether the search judges a step trial's doubt `d` itself, so that carrying it
-/// again would say it twice: a queue that filled through the trial (`--load`'s
-/// capacity fails such a step, [`degrade_doubts`] names it, ndr's and mlr's
-/// [`queue_doubts`] judge it at their latency steps against their precision), and
-/// fwbench's sender where the step's own figures show it behind its schedule
-/// ([`sender_doubts`], [`degrade_doubts`]).
-fn judged_by_search(p: &Point, d: &Doubt) -> bool {
-    d.kind == DoubtKind::QueueGrowing || (d.kind == DoubtKind::LimitedByFwbench && p.sender_behind)
+/// again would say it twice: a queue that filled through the trial where the search
+/// judges queues (`queues`: [`queues_judged`]; `--load`'s capacity fails such a step,
+/// [`degrade_doubts`] names it, ndr's and mlr's [`queue_doubts`] judge it at their
+/// latency steps against their precision) or the step failed (a queue says nothing
+/// against a fail), and fwbench's sender where the step's own figures show it behind
+/// its schedule ([`sender_doubts`], [`degrade_doubts`]).
+fn judged_by_search(p: &Point, d: &Doubt, queues: bool) -> bool {
+    (d.kind == DoubtKind::QueueGrowing && (queues || !p.pass))
+        || (d.kind == DoubtKind::LimitedByFwbench && p.sender_behind)
+}
+
+/// Fractions of the rate found at or above which a latency step judges the answer's
+/// queue ([`queue_doubts`]).
+const QUEUE_JUDGED_AT: f64 = 0.9;
+
+/// Whether an ndr's or mlr's search judges a queue that filled through the step that
+/// carries its answer: it counts such a step as a fail (`queue_fails`), or one of its
+/// `latency` steps ran at [`QUEUE_JUDGED_AT`] of the rate found or above
+/// ([`queue_doubts`]). Otherwise nothing else does, and the step's doubt is carried.
+pub fn queues_judged(latency: &[LatencyPoint], queue_fails: bool) -> bool {
+    queue_fails || latency.iter().any(|l| l.fraction >= QUEUE_JUDGED_AT)
 }
 
 /// A step that decides a search's answer, its trial flagged: the doubt saying so,
@@ -546,15 +560,17 @@ fn judged_by_search(p: &Point, d: &Doubt) -> bool {
 /// separator: " that carries the answer", ", the last good,") and the trial's doubts
 /// the search does not judge itself ([`judged_by_search`]), of the first one's kind. `steps`: the trials at that step
 /// with the verdict that decides (a confirmation, a re-test). `None`: none of them
-/// carries such a doubt.
+/// carries such a doubt. `queues`: whether the search judges a queue that filled
+/// ([`queues_judged`]).
 pub fn flagged_step<'a>(
     at: &str,
     role: &str,
     steps: impl IntoIterator<Item = &'a Point>,
+    queues: bool,
 ) -> Option<Doubt> {
     let mut carried: Vec<&Doubt> = vec![];
     for p in steps {
-        for d in p.doubts.iter().filter(|d| !judged_by_search(p, d)) {
+        for d in p.doubts.iter().filter(|d| !judged_by_search(p, d, queues)) {
             if !carried.contains(&d) {
                 carried.push(d);
             }
@@ -571,18 +587,19 @@ pub fn flagged_step<'a>(
 /// [`flagged_step`] for the two steps that decide a bisection's answer: the trials
 /// that passed at `pass` and those that failed at `fail` (its bracket; `None`: no
 /// such step), each with its `roles` ([what the passing one decides, what the
-/// failing one does]). `unit`: "pps", "rules".
+/// failing one does]). `unit`: "pps", "rules". `queues`: as [`flagged_step`]'s.
 pub fn flagged_bracket(
     points: &[Point],
     pass: Option<f64>,
     fail: Option<f64>,
     unit: &str,
     roles: [&str; 2],
+    queues: bool,
 ) -> Vec<Doubt> {
     let side = |x: Option<f64>, passed: bool, role: &str| {
         let x = x?;
         let steps = points.iter().filter(|p| p.x == x && p.pass == passed);
-        flagged_step(&format!("{x:.0} {unit}"), role, steps)
+        flagged_step(&format!("{x:.0} {unit}"), role, steps, queues)
     };
     side(pass, true, roles[0])
         .into_iter()
@@ -591,11 +608,14 @@ pub fn flagged_bracket(
 }
 
 /// A sweet-spot search's answer against its own steps (`points`: parallelism and
-/// sessions/s, `best` among them): a best at the largest parallelism searched is no
-/// peak (the rate had not fallen after it: the sweet spot may lie above, and the best
-/// is a lower bound of it — fwbench's range, not the gateway's peak); a search that
-/// stopped on its trial budget (`budget`: the trials it had) before it was done is
-/// not converged.
+/// sessions/s in the order measured, `best` among them): a best at the largest
+/// parallelism searched whose rate still rose there (above the step measured before it
+/// by more than the plateau's tolerance) is no peak (the sweet spot may lie above, and
+/// the best is a lower bound of it — fwbench's range, not the gateway's peak); a plateau
+/// that runs to the largest is not flagged (the search does not tell the plateau's
+/// parallelisms apart). A search that stopped on its trial budget (`budget`: the trials
+/// it had) before it was done, with a parallelism left untried that could hide a higher
+/// rate, is not converged.
 pub fn sweet_spot_doubts(
     points: &[(u32, f64)],
     best: (u32, f64),
@@ -603,7 +623,10 @@ pub fn sweet_spot_doubts(
 ) -> Vec<Doubt> {
     let mut out = vec![];
     let largest = points.iter().map(|p| p.0).max();
-    if largest == Some(best.0) {
+    let at = points.iter().position(|p| Some(p.0) == largest);
+    let before = at.and_then(|i| i.checked_sub(1)).map(|i| points[i].1);
+    let rising = before.is_none_or(|r| r < best.1 * crate::search::sweetspot::DROP);
+    if largest == Some(best.0) && rising {
         out.push(Doubt::new(
             DoubtKind::LimitedByFwbench,
             format!(
@@ -826,7 +849,7 @@ mod tests {
             with(pt(600.0, false, 0.1, true), vec![late, queue]),
         ];
         let roles = [" that carries the answer", " that bounds it"];
-        let out = flagged_bracket(&points, Some(500.0), Some(600.0), "pps", roles);
+        let out = flagged_bracket(&points, Some(500.0), Some(600.0), "pps", roles, true);
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].kind, DoubtKind::LimitedByFwbench);
         assert_eq!(
@@ -835,9 +858,19 @@ mod tests {
              the sender fell behind by 300 ms"
         );
         // Only the steps that decide: a flagged step below the answer says nothing.
-        assert!(flagged_bracket(&points, None, Some(600.0), "pps", roles).is_empty());
-        let out = flagged_bracket(&points, Some(100.0), None, "pps", roles);
+        assert!(flagged_bracket(&points, None, Some(600.0), "pps", roles, true).is_empty());
+        let out = flagged_bracket(&points, Some(100.0), None, "pps", roles, true);
         assert_eq!(out[0].kind, DoubtKind::VerdictMismatch);
+        // Where nothing else judges a queue (no latency step near the rate found, queues
+        // not counted as fails), the step's queue is carried.
+        let out = flagged_bracket(&points, Some(500.0), None, "pps", roles, false);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].kind, DoubtKind::QueueGrowing);
+        assert_eq!(
+            out[0].why,
+            "the step at 500 pps that carries the answer was flagged: queue growing: the \
+             delay grew; limited by fwbench: the sender fell behind by 300 ms"
+        );
     }
 
     /// The noisy unpoliced ndr: 20 steps, the bracket still 5.3 % wide at 2 % asked.
