@@ -15,7 +15,8 @@
 use crate::figure::{mean_ci, num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
-use results::{EventPlace, Status, UpdateKind};
+use results::stored::DoubtStored;
+use results::{EventPlace, Status, StoredParams, UpdateKind};
 use std::collections::{BTreeMap, BTreeSet};
 use store::UpdateRecord;
 
@@ -109,7 +110,7 @@ pub fn gather<E>(
         let unit = t.workload.unit();
         let set_elements = t.firewall.as_ref().map_or(0, |f| f.set_elements);
         let rate = t.p.event_rate();
-        let load = load_of(&t.row.params);
+        let load = load_of(&t.p);
         let stored = rows(t.id)?;
         let trial = trial_doubt(t, &stored);
         out.extend(stored.into_iter().map(|row| Update {
@@ -142,20 +143,17 @@ fn trial_doubt(t: &Trial, rows: &[UpdateRecord]) -> Option<TrialDoubt> {
     };
     let why = match t.status {
         Status::Ok => return None,
-        Status::Flagged => match t.row.results.get("doubts").and_then(|d| d.as_array()) {
-            Some(stored) => {
-                let whole: Vec<String> = stored
-                    .iter()
-                    .filter(|d| !of_updates(d, rows))
-                    .map(doubt_words)
-                    .collect();
-                if whole.is_empty() {
-                    return None;
-                }
-                whole.join("; ")
+        Status::Flagged if t.stored.doubts.is_empty() => error(),
+        Status::Flagged => {
+            let whole: Vec<String> = (t.stored.doubts.iter())
+                .filter(|d| !of_updates(d, rows))
+                .map(doubt_words)
+                .collect();
+            if whole.is_empty() {
+                return None;
             }
-            None => error(),
-        },
+            whole.join("; ")
+        }
         Status::Dropped | Status::Unavailable | Status::Failed => error(),
     };
     Some(TrialDoubt {
@@ -164,21 +162,10 @@ fn trial_doubt(t: &Trial, rows: &[UpdateRecord]) -> Option<TrialDoubt> {
     })
 }
 
-/// A stored doubt as read here: each read alone, so one of a kind this report does not
-/// know hides no other.
-#[derive(serde::Deserialize)]
-struct StoredDoubt {
-    kind: String,
-    why: String,
-}
-
 /// Whether a trial's stored doubt `d` is one its updates (`rows`) carry themselves: an
 /// update's doubt of that kind, alone ("why") or counted ("2 of 5 updates, e.g. why",
 /// as `EventsSummary::doubts` words it); or an update that failed.
-fn of_updates(d: &serde_json::Value, rows: &[UpdateRecord]) -> bool {
-    let Ok(d) = serde_json::from_value::<StoredDoubt>(d.clone()) else {
-        return false;
-    };
+fn of_updates(d: &DoubtStored, rows: &[UpdateRecord]) -> bool {
     if d.kind == "update_failed" {
         return rows.iter().any(|r| r.error.is_some());
     }
@@ -188,7 +175,7 @@ fn of_updates(d: &serde_json::Value, rows: &[UpdateRecord]) -> bool {
             .and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(t).ok())
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|u| serde_json::from_value::<StoredDoubt>(u).ok())
+            .filter_map(|u| serde_json::from_value::<DoubtStored>(u).ok())
             .any(|u| {
                 u.kind == d.kind
                     && (u.why == d.why || d.why.ends_with(&format!(", e.g. {}", u.why)))
@@ -197,41 +184,22 @@ fn of_updates(d: &serde_json::Value, rows: &[UpdateRecord]) -> bool {
 }
 
 /// A stored doubt in words, "kind: why", as the trial's reason gives it.
-fn doubt_words(d: &serde_json::Value) -> String {
-    match serde_json::from_value::<StoredDoubt>(d.clone()) {
-        Ok(d) => {
-            let kind = serde_json::from_value::<results::DoubtKind>(d.kind.clone().into())
-                .map_or_else(|_| d.kind.replace('_', " "), |k| k.as_str().to_string());
-            format!("{kind}: {}", d.why)
-        }
-        Err(_) => format!("unreadable doubt {d}"),
-    }
+fn doubt_words(d: &DoubtStored) -> String {
+    let kind = serde_json::from_value::<results::DoubtKind>(d.kind.clone().into())
+        .map_or_else(|_| d.kind.replace('_', " "), |k| k.as_str().to_string());
+    format!("{kind}: {}", d.why)
 }
 
-/// Its `event_load` (`--load`) in words, from a trial's stored parameters (a packet
-/// trial's event is under `packet`): "50 % of its capacity" (found by a search before
-/// the trial), "25 % of 40000 pps" (stated); `None`: none.
-fn load_of(params: &serde_json::Value) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Load {
-        fraction: f64,
-        #[serde(default)]
-        of: Option<serde_json::Value>,
-    }
-    let events = params
-        .get("packet")
-        .and_then(|p| p.get("events"))
-        .or_else(|| params.get("events"))?;
-    let l: Load = serde_json::from_value(events.get("load")?.clone()).ok()?;
-    let share = format!("{} %", num(l.fraction * 100.0));
-    // A stated rate as stored (`proto::Rate`): {"pps": …}, {"bps": …}.
-    let of = l.of.as_ref().map(|r| {
-        let n = |k: &str| r.get(k).and_then(serde_json::Value::as_f64);
-        match (n("pps"), n("bps")) {
-            (Some(p), _) => format!("{} pps", num(p)),
-            (None, Some(b)) => format!("{} bit/s", num(b)),
-            (None, None) => r.to_string(),
-        }
+/// Its `event_load` (`--load`) in words, from a trial's stored parameters: "50 % of
+/// its capacity" (found by a search before the trial), "25 % of 40000 pps" (stated);
+/// `None`: none.
+fn load_of(p: &StoredParams) -> Option<String> {
+    let l = p.event_load()?;
+    let share = format!("{} %", num(l.fraction? * 100.0));
+    let of = l.of.as_ref().map(|r| match (r.pps, r.bps) {
+        (Some(p), _) => format!("{} pps", num(p)),
+        (None, Some(b)) => format!("{} bit/s", num(b)),
+        (None, None) => "a rate not read".to_string(),
     });
     Some(match of {
         Some(of) => format!("{share} of {of}"),

@@ -67,6 +67,11 @@ pub struct StoredTrial {
     /// steps were marked).
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub step_of: Option<StepOf>,
+    /// The trial's doubts (`results.doubts`), each read alone: its kind as stored (a
+    /// kind a later version added reads too) and why; one that does not read is kept
+    /// as its text.
+    #[serde(deserialize_with = "doubt_list", skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<DoubtStored>,
 }
 
 /// What a stored trial was a step of (`results.step_of`): its rate probes that search
@@ -593,6 +598,56 @@ pub struct StoredParams {
     pub events: Option<EventParamsStored>,
 }
 
+/// A stored doubt: its kind as stored ("limited_by_fwbench") and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DoubtStored {
+    pub kind: String,
+    pub why: String,
+}
+
+/// A list of doubts, each read alone: one that is no `{kind, why}` is kept with kind
+/// "unreadable" and its text as why (never dropped, nor hiding the others).
+fn doubt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<DoubtStored>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| {
+            serde_json::from_value::<DoubtStored>(x.clone())
+                .ok()
+                .filter(|d| !d.kind.is_empty())
+                .unwrap_or_else(|| DoubtStored {
+                    kind: "unreadable".into(),
+                    why: x.to_string(),
+                })
+        })
+        .collect())
+}
+
+/// `params.events.load` (`--load`): the background's rate as a share of what the
+/// gateway forwards (`of` absent: found by a search before the trial) or of a stated
+/// rate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadStored {
+    #[serde(deserialize_with = "lenient")]
+    pub fraction: Option<f64>,
+    /// The stated rate, as `proto::Rate` stores it: `{"pps": …}` or `{"bps": …}`.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub of: Option<RateStored>,
+}
+
+/// A stated rate as stored: packets or bits per second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RateStored {
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub pps: Option<f64>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub bps: Option<f64>,
+}
+
 /// `params.events`, the fields readers use by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -600,6 +655,9 @@ pub struct EventParamsStored {
     /// Updates per second after the first (`None`: once); an envelope's step sets it.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// The background's load (`--load`): `None`, the rate as given.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadStored>,
 }
 
 /// `params.packet`, the fields readers use by name.
@@ -627,8 +685,18 @@ impl StoredParams {
     /// The rate its gateway event repeated at, updates/s, wherever its workload keeps
     /// it; `None`: once, or no event.
     pub fn event_rate(&self) -> Option<f64> {
+        self.event()?.rate
+    }
+
+    /// Its gateway event's background load (`--load`), where it has one.
+    pub fn event_load(&self) -> Option<&LoadStored> {
+        self.event()?.load.as_ref()
+    }
+
+    /// Its gateway event's parameters: a packet trial's under `packet`, else its own.
+    fn event(&self) -> Option<&EventParamsStored> {
         let packet = self.packet.as_ref().and_then(|p| p.events.as_ref());
-        packet.or(self.events.as_ref())?.rate
+        packet.or(self.events.as_ref())
     }
 
     /// Read stored parameters; a value that is no object reads as no parameters.

@@ -178,3 +178,41 @@ fn an_events_rate_is_read_where_its_workload_keeps_it() {
         None
     );
 }
+
+/// A trial's doubts are read each alone: one of a kind this version does not know reads
+/// with its kind as stored, one that is no `{kind, why}` is kept as its text — none
+/// hides the others (a flagged trial whose doubts all vanished would read as clean).
+#[test]
+fn a_trials_doubts_are_read_each_alone() {
+    let t: StoredTrial = serde_json::from_value(serde_json::json!({"doubts": [
+        {"kind": "limited_by_fwbench", "why": "the sink fell behind"},
+        {"kind": "from_a_later_version", "why": "new"},
+        "garbled"
+    ]}))
+    .unwrap();
+    let kinds: Vec<&str> = t.doubts.iter().map(|d| d.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["limited_by_fwbench", "from_a_later_version", "unreadable"]
+    );
+    assert_eq!(t.doubts[2].why, "\"garbled\"");
+}
+
+/// A trial's background load (`--load`) reads as a share of its capacity or of a
+/// stated rate, from a packet trial's event or a connection trial's.
+#[test]
+fn an_events_load_reads_typed() {
+    let p = StoredParams::read(&serde_json::json!({"packet": {"events": {
+        "rate": 2.0, "load": {"fraction": 0.5, "of": {"pps": 40000.0}}}}}));
+    let l = p.event_load().unwrap();
+    assert_eq!(
+        (l.fraction, l.of.as_ref().and_then(|r| r.pps)),
+        (Some(0.5), Some(40000.0))
+    );
+    let p = StoredParams::read(&serde_json::json!({"events": {"load": {"fraction": 0.25}}}));
+    assert_eq!(p.event_load().unwrap().of, None);
+    assert_eq!(
+        StoredParams::read(&serde_json::json!({})).event_load(),
+        None
+    );
+}

@@ -10,15 +10,14 @@ use crate::outcome::search::SweetPoint;
 use crate::outcome::search::SweetSpotReport;
 use crate::outcome::Outcome;
 use crate::params::TrialParams;
+// A step counts as below the best when under this share of it: the witness's rule.
+use crate::search::witness::DROP;
 use anyhow::{bail, Result};
 
 /// Largest parallelism tried by default.
 pub const MAX_AUTO_PARALLEL: u32 = 256;
 /// Most trials a search runs.
 const TRIALS: usize = 16;
-/// A step counts as below the best when under this share of it (at or above it: on the
-/// plateau).
-pub(crate) const DROP: f64 = 0.97;
 
 /// The search state: points measured so far and what to try next.
 #[derive(Debug, Clone)]

@@ -17,6 +17,10 @@ use crate::outcome::search::{pct, LatencyPoint, Point};
 use crate::search::bisect::Width;
 use results::{Doubt, DoubtKind};
 
+/// A sweet-spot step counts as below the best when under this share of it (at or above
+/// it: on the plateau).
+pub(crate) const DROP: f64 = 0.97;
+
 /// A pass above a fail: the rates and what each trial gave.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contradiction {
@@ -625,7 +629,7 @@ pub fn sweet_spot_doubts(
     let largest = points.iter().map(|p| p.0).max();
     let at = points.iter().position(|p| Some(p.0) == largest);
     let before = at.and_then(|i| i.checked_sub(1)).map(|i| points[i].1);
-    let rising = before.is_none_or(|r| r < best.1 * crate::search::sweetspot::DROP);
+    let rising = before.is_none_or(|r| r < best.1 * DROP);
     if largest == Some(best.0) && rising {
         out.push(Doubt::new(
             DoubtKind::LimitedByFwbench,
