@@ -428,12 +428,7 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
 /// (nft_family=ip)") — the findings' and the search table's one name for it. Where
 /// two configurations would still read alike, every parameter that differs names them.
 pub(crate) fn search_case_names(trials: &[Trial]) -> BTreeMap<i64, String> {
-    let searched: Vec<Trial> = trials
-        .iter()
-        .filter(|t| search_of(t).is_some())
-        .cloned()
-        .collect();
-    let configs = crate::model::configs(&searched, &BTreeMap::new());
+    let configs = search_configs(trials);
     let names = search_cases(&configs);
     let mut out = BTreeMap::new();
     for c in &configs {
@@ -442,6 +437,16 @@ pub(crate) fn search_case_names(trials: &[Trial]) -> BTreeMap<i64, String> {
         }
     }
     out
+}
+
+/// The configurations of `trials`' searches (each search a repetition of its own).
+fn search_configs(trials: &[Trial]) -> Vec<Config> {
+    let searched: Vec<Trial> = trials
+        .iter()
+        .filter(|t| search_of(t).is_some())
+        .cloned()
+        .collect();
+    crate::model::configs(&searched, &BTreeMap::new())
 }
 
 /// [`search_case_names`] by configuration key, of configurations built from search
@@ -500,12 +505,7 @@ fn search_cases(configs: &[Config]) -> BTreeMap<&str, String> {
 /// out, with where its doubts are. A search whose rate is a lower bound only (the
 /// sender was the limit, the upper bound passed) is not averaged with others.
 fn ndr(trials: &[Trial]) -> Vec<String> {
-    let searched: Vec<Trial> = trials
-        .iter()
-        .filter(|t| search_of(t).is_some())
-        .cloned()
-        .collect();
-    let configs = crate::model::configs(&searched, &BTreeMap::new());
+    let configs = search_configs(trials);
     let case_of = search_cases(&configs);
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     // Per case: searches that did not converge, converged ones flagged, and converged

@@ -994,15 +994,12 @@ mod tests {
         assert_eq!(total, 25);
     }
 
-    /// One session served, one left unanswered until its timeout: the rates' window
-    /// ends with the session that completed, not with the timeout (one 5-s timeout
-    /// turned ~50 000 sessions/s into ~1200 while latency read 0.1 ms).
-    #[test]
-    fn a_session_that_times_out_does_not_stretch_the_window() {
+    /// A server on loopback that serves its first connection (reads its header, closes:
+    /// a zero-byte response) and leaves the next unanswered in its backlog; its port
+    /// and its thread (joined: the listener, still open).
+    fn serve_one() -> (u16, std::thread::JoinHandle<std::net::TcpListener>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        // Serve the first connection (read its header, close: a zero-byte response);
-        // the second waits in the backlog, unanswered.
         let server = std::thread::spawn(move || {
             let (mut c, _) = listener.accept().unwrap();
             let mut header = [0u8; SESSION_HEADER as usize];
@@ -1010,6 +1007,15 @@ mod tests {
             drop(c);
             listener
         });
+        (port, server)
+    }
+
+    /// One session served, one left unanswered until its timeout: the rates' window
+    /// ends with the session that completed, not with the timeout (one 5-s timeout
+    /// turned ~50 000 sessions/s into ~1200 while latency read 0.1 ms).
+    #[test]
+    fn a_session_that_times_out_does_not_stretch_the_window() {
+        let (port, server) = serve_one();
         let timeout_ms = 1000;
         let mut s = spec(ConnMode::Sessions);
         (s.port, s.parallel, s.count, s.timeout_ms) = (port, 2, Some(2), timeout_ms);
@@ -1034,16 +1040,7 @@ mod tests {
     /// trial's end must not shorten the window to the last success).
     #[test]
     fn a_timed_run_counts_its_window_to_the_stop() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        // Serve the first connection only; the next waits unanswered in the backlog.
-        let server = std::thread::spawn(move || {
-            let (mut c, _) = listener.accept().unwrap();
-            let mut header = [0u8; SESSION_HEADER as usize];
-            c.read_exact(&mut header).unwrap();
-            drop(c);
-            listener
-        });
+        let (port, server) = serve_one();
         let mut s = spec(ConnMode::Sessions);
         (s.port, s.parallel, s.count, s.timeout_ms) = (port, 1, None, 400);
         let mut client = SessionClient::setup(&s).unwrap();
