@@ -485,10 +485,19 @@ fn search_cases(configs: &[Config]) -> BTreeMap<&str, String> {
             .into_iter()
             .filter(|k| !case(k))
             .collect();
+        let collide = |names: &[String]| {
+            let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+            distinct.len() < names.len()
+        };
         let mut names = named(&unique);
-        let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
-        if distinct.len() < names.len() {
+        if collide(&names) {
             names = named(&differs);
+        }
+        // Still alike (what differs does not show in its text): numbered, never one.
+        if collide(&names) {
+            for (i, n) in names.iter_mut().enumerate() {
+                *n = format!("{n} [configuration {}]", i + 1);
+            }
         }
         for (c, name) in cs.iter().zip(names) {
             out.insert(c.key.as_str(), name);
@@ -585,10 +594,13 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
                 // Only bounds: the rate is at least the largest; a mean and CI of
                 // bounds describes nothing of the gateway.
                 let most = bounds.iter().map(|x| x.0).fold(f64::MIN, f64::max);
-                let why = if bounds.iter().any(|x| x.2) {
-                    "the sender was the limit"
-                } else {
-                    "the search's upper bound passed (raise max_rate)"
+                let why = match (bounds.iter().any(|x| x.2), bounds.iter().any(|x| x.3)) {
+                    (true, true) => {
+                        "the sender was the limit, or the search's upper bound passed (raise \
+                         max_rate)"
+                    }
+                    (true, false) => "the sender was the limit",
+                    _ => "the search's upper bound passed (raise max_rate)",
                 };
                 let left = if left_words.is_empty() {
                     String::new()

@@ -927,3 +927,49 @@ fn one_label_over_two_engines_is_two_cases() {
         "{f:?}"
     );
 }
+
+/// Names that stay alike even by every parameter that differs (the nft family does not
+/// show beside the engine) are numbered: three configurations, three findings.
+#[test]
+fn configurations_that_still_read_alike_are_numbered() {
+    let t = |engine: &str, family: Option<&str>, rate: f64| {
+        let mut params = serde_json::json!({"engine": engine, "label": "edge", "seed": 1});
+        if let Some(f) = family {
+            params["nft_family"] = f.into();
+        }
+        search_trial_of(
+            "ndr",
+            "ok",
+            params,
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+                "ceiling_pps": 1e6}),
+        )
+    };
+    let f = ndr(&[
+        t("nft", None, 20000.0),
+        t("nft", Some("ip"), 30000.0),
+        t("iptables-legacy", None, 10000.0),
+    ]);
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert!(f.iter().any(|l| l.contains("[configuration ")), "{f:?}");
+}
+
+/// Bounds of both kinds give both reasons.
+#[test]
+fn lower_bounds_of_both_kinds_say_both() {
+    let t = |seed: u32, rate: f64, sender: bool| {
+        search_trial_of(
+            "ndr",
+            "ok",
+            serde_json::json!({"engine": "nft", "seed": seed}),
+            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+                "limited_by_sender": sender, "rate_pps": rate, "ceiling_pps": rate}),
+        )
+    };
+    let f = ndr(&[t(1, 1.1e6, true), t(2, 1.2e6, false)]);
+    assert!(
+        f[0].contains("(the sender was the limit, or the search's upper bound passed"),
+        "{f:?}"
+    );
+}
