@@ -1375,7 +1375,7 @@ fn one_marker_packet_received_dates_no_spacing() {
         updates: vec![reload(49, 0), reload(500, 1)],
         ..Default::default()
     };
-    let source = "10.0.0.1".parse().unwrap();
+    let source = "198.18.0.1".parse().unwrap();
     let summarise = |sent: Vec<u64>| {
         let src = UdpSourceResults {
             sent_per_flow: sent,
