@@ -126,9 +126,13 @@ pub fn facts(run: &RunRow) -> Vec<(String, String)> {
     run.host.facts().into_iter().collect()
 }
 
-/// Versions and numbers in their order: digit runs compared as numbers
-/// (`6.9` < `6.18`, `run 2` < `run 11`), the rest as text.
+/// Versions and numbers in their order: two whole numbers as numbers (`-10` < `-3` <
+/// `2`), else digit runs compared as numbers (`6.9` < `6.18`, `run 2` < `run 11`), the
+/// rest as text.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    if let (Ok(x), Ok(y)) = (a.trim().parse::<i128>(), b.trim().parse::<i128>()) {
+        return x.cmp(&y).then_with(|| a.cmp(b));
+    }
     fn chunks(s: &str) -> Vec<(bool, &str)> {
         let mut out = Vec::new();
         let mut start = 0;

@@ -21,6 +21,10 @@ fn versions_and_numbers_sort_naturally() {
     let mut v = vec!["6.18.0", "6.9.1", "6.1", "10", "2", "run-11", "run-2"];
     v.sort_by(|a, b| natural_cmp(a, b));
     assert_eq!(v, ["2", "6.1", "6.9.1", "6.18.0", "10", "run-2", "run-11"]);
+    // Whole numbers below zero in their order too (as text "-3" came after "-10").
+    let mut v = vec!["-3", "2", "-10", "0"];
+    v.sort_by(|a, b| natural_cmp(a, b));
+    assert_eq!(v, ["-10", "-3", "0", "2"]);
 }
 
 #[test]

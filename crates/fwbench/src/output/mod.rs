@@ -512,32 +512,36 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             None if o.status.measured() && o.search.is_some() => {
                 let s = o.search.as_ref().expect("checked");
                 let v = s.value().map(|v| format!("{v:.0}")).unwrap_or("-".into());
-                let (recv, rules) = match &p.search {
+                // The loss criterion the search judged its steps by: an mlr's goals; none
+                // for an envelope (updates/s by latency and effect) or a sweet spot.
+                let bound = |l: f64| format!("≤{:.3}", l * 100.0);
+                let loss = match p.search_params() {
+                    Some(sp) if !sp.goals.is_empty() => sp
+                        .goals
+                        .iter()
+                        .map(|&g| bound(g))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    Some(sp) => bound(sp.loss),
+                    None => "-".to_string(),
+                };
+                let (recv, rules, loss) = match &p.search {
                     Some(
                         crate::params::search::Search::Ndr(_)
                         | crate::params::search::Search::Mlr(_),
-                    ) => (v, "-".to_string()),
+                    ) => (v, "-".to_string(), loss),
                     // Its answer is updates/s, no column's: the rules it ran at, and the
                     // rate in its line below.
                     Some(crate::params::search::Search::Envelope(_)) => {
-                        ("-".to_string(), p.rules.to_string())
+                        ("-".to_string(), p.rules.to_string(), "-".to_string())
                     }
-                    Some(
-                        crate::params::search::Search::Degrade(_)
-                        | crate::params::search::Search::SweetSpot,
-                    )
-                    | None => ("-".to_string(), v),
+                    Some(crate::params::search::Search::Degrade(_)) => ("-".to_string(), v, loss),
+                    Some(crate::params::search::Search::SweetSpot) | None => {
+                        ("-".to_string(), v, "-".to_string())
+                    }
                 };
                 r[5] = rules;
-                r.extend([
-                    "-".into(),
-                    recv,
-                    format!(
-                        "≤{:.3}",
-                        p.search_params().map(|x| x.loss).unwrap_or(0.0) * 100.0
-                    ),
-                    "-".into(),
-                ]);
+                r.extend(["-".into(), recv, loss, "-".into()]);
                 searches.push(format!("  #{}: {}", i + 1, s.line()));
             }
             None => r.extend(std::iter::repeat_n("-".to_string(), 4)),
