@@ -93,6 +93,13 @@ pub struct CapacitySearch {
     /// bound of the gateway's.
     #[serde(default)]
     pub limited_by_sender: bool,
+    /// Why its answer may not be the gateway's capacity: the search's own doubts (a
+    /// lowest failing rate that failed by fwbench's sender or sink, a deciding step
+    /// whose trial was flagged, a contradiction that persisted, out of trials); both
+    /// searches' where it searched again below the lowest failure. Absent when none,
+    /// so the stored params and keys of trials without any stay what they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// `F` or `F@RATE`: `0.5`, `50%`, `0.5@40kpps`.

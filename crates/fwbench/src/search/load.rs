@@ -8,7 +8,8 @@
 //! background offered at a share of it (`--load 1` is CSIT's).
 //!
 //! Owns: [`with_load`] (the trial's parameters with the background's rate set and
-//! the capacity recorded in its `Load`), split as [`capacity`] and [`at_capacity`] for
+//! the capacity recorded in its `Load`, with the search's doubts: the events trial is
+//! flagged by them, `EventsSummary::doubts`), split as [`capacity`] and [`at_capacity`] for
 //! a scenario that finds a capacity once and uses it for every repetition, and the
 //! search's bounds.
 //! Must not: run trials itself (the caller's runner does), store, or change a trial
@@ -125,6 +126,23 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                     ..sp
                 };
                 let again = ndr_search(&steps, &below, run)?;
+                // Both searches' doubts, each saying which it is — but for the first's
+                // unsettled bracket (out of trials, a contradiction), which is what the
+                // second search settles below every failure of both: its own say
+                // whether it did. A step of either flagged, or limited by fwbench,
+                // stays.
+                let first = std::mem::take(&mut r.doubts).into_iter().filter(|d| {
+                    !matches!(
+                        d.kind,
+                        results::DoubtKind::NotConverged | results::DoubtKind::Contradiction
+                    )
+                });
+                r.doubts = which_search(first.collect(), "its first search")
+                    .chain(which_search(
+                        again.doubts,
+                        &format!("its search again below {lowest_fail:.0} pps"),
+                    ))
+                    .collect();
                 r.curve.extend(again.curve);
                 r.trials += again.trials;
                 r.converged = again.converged;
@@ -155,6 +173,7 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                     converged: r.converged,
                     fail_pps: r.fail_pps,
                     limited_by_sender: r.limited_by_sender,
+                    doubts: r.doubts,
                 }),
             }
         }
@@ -191,6 +210,14 @@ fn below_every_fail(curve: &[Point]) -> Option<f64> {
         .filter(|q| q.pass && q.x > 0.0 && q.x < lowest_fail)
         .map(|q| q.x)
         .reduce(f64::max)
+}
+
+/// `doubts` of one of the capacity's two searches, each why saying which (`of`).
+fn which_search(doubts: Vec<results::Doubt>, of: &str) -> impl Iterator<Item = results::Doubt> {
+    let of = of.to_string();
+    doubts
+        .into_iter()
+        .map(move |d| results::Doubt::new(d.kind, format!("{of}: {}", d.why)))
 }
 
 /// The lowest rate of `curve` that failed (infinite when none did).

@@ -120,6 +120,64 @@ fn a_search_whose_only_pass_failed_again_searches_below_the_lowest_failure() {
     );
     assert!(s.trials > 12, "{s:?}");
     assert!(s.fail_pps.unwrap() <= 12_779.0, "{s:?}");
+    // The first search's unsettled bracket (out of trials: its only pass failed
+    // again) is what the second settled below every failure: no doubt of it stays;
+    // the second's own (if any) say which search they are of.
+    assert!(
+        s.doubts
+            .iter()
+            .all(|d| d.why.starts_with("its search again below ")),
+        "{s:?}"
+    );
+    assert!(s.converged, "{s:?}");
+}
+
+/// A capacity searched again below the lowest failure keeps the first search's
+/// doubts that the second does not settle — a deciding step whose trial was flagged —
+/// each saying which search it is of.
+#[test]
+fn a_flagged_step_of_the_first_search_stays_with_the_capacity() {
+    let p = flow_with("0.5");
+    let mut calls = 0;
+    let mut run = |q: &TrialParams| -> Result<Outcome> {
+        calls += 1;
+        let limit = if calls <= 8 { 13_000.0 } else { 12_000.0 };
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let received = if x <= limit { sent } else { sent * 9 / 10 };
+                let mut o = crate::outcome::tests::packet_step(x, sent, received, 1.0, 0);
+                // The first search's steps bypassed the rule set.
+                if calls <= 8 {
+                    o.doubts.push(results::Doubt::new(
+                        results::DoubtKind::VerdictMismatch,
+                        "traffic bypassed the rule set",
+                    ));
+                    o.status = results::Status::Flagged;
+                }
+                o
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 817_836, 0, 1.0, 0),
+        })
+    };
+    let s = capacity(&p, &mut run).unwrap().unwrap().search.unwrap();
+    assert!(
+        s.doubts
+            .iter()
+            .any(|d| d.kind == results::DoubtKind::VerdictMismatch
+                && d.why.starts_with("its first search: ")),
+        "{s:?}"
+    );
+    assert!(
+        !s.doubts
+            .iter()
+            .any(|d| d.why.starts_with("its first search: ")
+                && matches!(
+                    d.kind,
+                    results::DoubtKind::NotConverged | results::DoubtKind::Contradiction
+                )),
+        "{s:?}"
+    );
 }
 
 /// The enforcement preset at 20 000 nft rules (2026-11-30): the capacity search's 1-s
@@ -171,4 +229,72 @@ fn a_step_whose_queue_filled_is_no_capacity() {
         ..plain.curve[0].clone()
     };
     assert_eq!(queued.note(), " (a queue filled through it: not sustained)");
+}
+
+/// The capacity search's own doubts reach what the trial records (`CapacitySearch`'s
+/// `doubts`): here every step's trial was flagged (the firewall's counters did not
+/// account for the traffic), so the steps that decide the capacity were not measured
+/// as designed; and a search whose unpaced flood passed carries the sender's limit.
+#[test]
+fn a_capacity_searchs_doubts_reach_its_record() {
+    let p = flow_with("0.5");
+    let mut run = |q: &TrialParams| -> Result<Outcome> {
+        let mut o = match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let received = if x <= 13_000.0 { sent } else { sent * 9 / 10 };
+                crate::outcome::tests::packet_step(x, sent, received, 1.0, 0)
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 200_000, 20_000, 1.0, 0),
+        };
+        o.doubts.push(results::Doubt::new(
+            results::DoubtKind::VerdictMismatch,
+            "the firewall's counters do not account for the traffic",
+        ));
+        Ok(o)
+    };
+    let found = capacity(&p, &mut run).unwrap().unwrap();
+    let s = found.search.unwrap();
+    assert!(s.converged, "{s:?}");
+    assert!(
+        s.doubts
+            .iter()
+            .any(|d| d.kind == results::DoubtKind::VerdictMismatch
+                && d.why.contains("carries the answer")),
+        "{s:?}"
+    );
+    // A gateway that forwards all the sender gets out.
+    let mut whole = |q: &TrialParams| -> Result<Outcome> {
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                crate::outcome::tests::packet_step(x, sent, sent, 1.0, 0)
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 41_000, 41_000, 1.0, 0),
+        })
+    };
+    let s = capacity(&p, &mut whole).unwrap().unwrap().search.unwrap();
+    assert!(s.limited_by_sender, "{s:?}");
+    assert!(
+        s.doubts
+            .iter()
+            .any(|d| d.kind == results::DoubtKind::LimitedByFwbench),
+        "{s:?}"
+    );
+    // Without doubts, none recorded, and none in the stored parameters.
+    let mut clean = |q: &TrialParams| -> Result<Outcome> {
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let received = if x <= 13_000.0 { sent } else { sent * 9 / 10 };
+                crate::outcome::tests::packet_step(x, sent, received, 1.0, 0)
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 200_000, 20_000, 1.0, 0),
+        })
+    };
+    let found = capacity(&p, &mut clean).unwrap().unwrap();
+    let s = found.search.clone().unwrap();
+    assert_eq!(s.doubts, vec![], "{s:?}");
+    let j = serde_json::to_value(at_capacity(&p, &found)).unwrap();
+    assert!(!j.to_string().contains("doubts"), "{j}");
 }

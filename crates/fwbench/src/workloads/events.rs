@@ -1712,7 +1712,7 @@ impl EventsSummary {
             by_kind.push((DoubtKind::UpdateFailed, 1 + failed.count(), first));
         }
         let n = self.updates.len();
-        by_kind
+        let mut out: Vec<Doubt> = by_kind
             .into_iter()
             .map(|(kind, count, first)| {
                 let why = if n == 1 {
@@ -1722,7 +1722,11 @@ impl EventsSummary {
                 };
                 Doubt::new(kind, why)
             })
-            .collect()
+            .collect();
+        // `--load`: a share of a capacity its search did not establish is no share of
+        // the gateway's capacity.
+        out.extend(self.load.as_ref().and_then(load_doubt));
+        out
     }
 }
 
@@ -1909,8 +1913,81 @@ fn violations_text(v: &Violations, unit: Unit) -> String {
     }
 }
 
+/// Why the background's load `l` is not the share of the gateway's capacity it says:
+/// the capacity is what its search found, and that search did not converge
+/// (`NotConverged`: the share is of a rate nobody settled, perhaps above what the
+/// gateway carries) or a step that decides it was flagged (the first such doubt's
+/// kind: traffic that bypassed the rule set, …). `None`: a stated capacity, a search
+/// without doubt, or one whose only doubts are fwbench's limits (its sender got no
+/// more out, or the lowest failing rate failed by fwbench): the capacity is then a
+/// lower bound, the background at most the share asked of the gateway's — which the
+/// gateway carried (each update's own witness says where it did not), and
+/// [`load_text`] says "at least".
+fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
+    let c = l.capacity.as_ref()?;
+    let f = c.search.as_ref()?;
+    let head = format!(
+        "the background's load: {:.0} % of {:.0} pps",
+        l.fraction * 100.0,
+        c.pps
+    );
+    // The search's doubts that are more than fwbench's limit.
+    let flagged: Vec<&Doubt> = (f.doubts.iter())
+        .filter(|d| d.kind != DoubtKind::LimitedByFwbench)
+        .collect();
+    // How many of them are left unsaid beside the one said.
+    let others = |said: Option<&Doubt>| {
+        let rest: Vec<&str> = (flagged.iter())
+            .filter(|d| !said.is_some_and(|s| std::ptr::eq(s, **d)))
+            .map(|d| d.kind.as_str())
+            .collect();
+        if rest.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (and {} more of its search's doubts: {})",
+                rest.len(),
+                rest.join(", ")
+            )
+        }
+    };
+    if !f.converged {
+        let said = (flagged.iter().copied())
+            .find(|d| matches!(d.kind, DoubtKind::NotConverged | DoubtKind::Contradiction))
+            .or(flagged.first().copied());
+        return Some(Doubt::new(
+            DoubtKind::NotConverged,
+            format!(
+                "{head}, a capacity its search did not settle (not converged): {}{}",
+                said.map_or("its bracket did not close", |d| d.why.as_str()),
+                others(said)
+            ),
+        ));
+    }
+    let first = *flagged.first()?;
+    Some(Doubt::new(
+        first.kind,
+        format!(
+            "{head}, a capacity from a search whose answer is flagged ({}): {}{}",
+            first.kind.as_str(),
+            first.why,
+            others(Some(first))
+        ),
+    ))
+}
+
+/// Whether the capacity of `f` is fwbench's limit, a lower bound of the gateway's:
+/// the sender got no more out of an unpaced flood, or the lowest failing rate failed
+/// by fwbench's sender or sink.
+fn capacity_at_least(f: &crate::params::events::CapacitySearch) -> bool {
+    f.limited_by_sender
+        || f.doubts
+            .iter()
+            .any(|d| d.kind == DoubtKind::LimitedByFwbench)
+}
+
 /// "background at 50 % of 41000 pps …": the share `--load` asked for and what it
-/// was taken of (`None` before the trial ran).
+/// was taken of (`None` before the trial ran), and its search's doubts.
 fn load_text(l: &crate::params::events::Load) -> Option<String> {
     let c = l.capacity.as_ref()?;
     let of = match &c.search {
@@ -1925,7 +2002,10 @@ fn load_text(l: &crate::params::events::Load) -> Option<String> {
             f.trials,
             f.step_s,
             if f.limited_by_sender {
-                " (even an unpaced flood passed: the sender's limit, not the gateway's)"
+                " (even an unpaced flood passed: the sender's limit, not the gateway's; \
+                 the gateway's capacity is at least this)"
+            } else if capacity_at_least(f) {
+                " (fwbench's limit, not the gateway's: the gateway's capacity is at least this)"
             } else if f.converged {
                 ""
             } else {
@@ -1933,8 +2013,15 @@ fn load_text(l: &crate::params::events::Load) -> Option<String> {
             }
         ),
     };
+    let flagged = match c.search.as_ref().map(|f| &f.doubts) {
+        Some(d) if !d.is_empty() => {
+            let why: Vec<String> = d.iter().map(Doubt::to_string).collect();
+            format!(" [its search flagged: {}]", why.join("; "))
+        }
+        _ => String::new(),
+    };
     Some(format!(
-        "background at {:.0} % of {:.0} pps ({of}): {:.0} pps",
+        "background at {:.0} % of {:.0} pps ({of}): {:.0} pps{flagged}",
         l.fraction * 100.0,
         c.pps,
         c.background_pps

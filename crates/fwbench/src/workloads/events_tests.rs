@@ -897,6 +897,7 @@ fn the_load_and_its_capacity_are_said() {
         converged: true,
         fail_pps: Some(16_347.0),
         limited_by_sender: false,
+        doubts: vec![],
     };
     let load = Load {
         fraction: 0.5,
@@ -941,6 +942,166 @@ fn the_load_and_its_capacity_are_said() {
             ..stated
         }),
         None
+    );
+}
+
+/// A trial at `fraction` of a capacity of 41 000 pps its search found as `search`.
+fn at_searched_load(search: crate::params::events::CapacitySearch) -> EventsSummary {
+    use crate::params::events::{Capacity, Load};
+    EventsSummary {
+        load: Some(Load {
+            fraction: 0.5,
+            of: None,
+            capacity: Some(Capacity {
+                pps: 41_000.0,
+                background_pps: 20_500.0,
+                search: Some(search),
+            }),
+        }),
+        ..planted_summary(100)
+    }
+}
+
+/// A clean capacity search: converged, not the sender's, without doubts.
+fn clean_search() -> crate::params::events::CapacitySearch {
+    crate::params::events::CapacitySearch {
+        loss: 0.0,
+        step_s: 1.0,
+        trials: 9,
+        converged: true,
+        fail_pps: Some(45_000.0),
+        limited_by_sender: false,
+        doubts: vec![],
+    }
+}
+
+/// The events trial's doubts from `s`'s load only (the planted update has none).
+fn load_doubts(s: &EventsSummary) -> Vec<Doubt> {
+    let d = s.doubts();
+    assert!(
+        d.iter()
+            .all(|d| d.why.starts_with("the background's load: ")),
+        "{d:?}"
+    );
+    d
+}
+
+/// `--load` with a capacity its search found clean: the trial is not flagged by it;
+/// a stated capacity (`--load 0.5@40kpps`) never is.
+#[test]
+fn a_load_of_a_clean_or_stated_capacity_flags_nothing() {
+    assert_eq!(load_doubts(&at_searched_load(clean_search())), vec![]);
+    let mut stated = at_searched_load(clean_search());
+    if let Some(l) = stated.load.as_mut() {
+        l.of = Some(proto::Rate::Pps(40_000.0));
+        if let Some(c) = l.capacity.as_mut() {
+            c.search = None;
+        }
+    }
+    assert_eq!(load_doubts(&stated), vec![]);
+    assert_eq!(planted_summary(100).doubts(), vec![]);
+}
+
+/// A capacity search whose unpaced flood passed found fwbench's sender's rate, or
+/// whose lowest failing rate failed by fwbench: the capacity is a lower bound, the
+/// background at most the share asked of the gateway's (which the updates' own witness
+/// checks it carried) — the trial is not flagged for it; its line says "at least".
+#[test]
+fn a_load_of_fwbenchs_limit_is_said_as_a_lower_bound_not_flagged() {
+    let sender = crate::search::witness::sender_limit(41_000.0, None);
+    let s = at_searched_load(crate::params::events::CapacitySearch {
+        fail_pps: None,
+        limited_by_sender: true,
+        doubts: vec![sender],
+        ..clean_search()
+    });
+    assert_eq!(load_doubts(&s), vec![]);
+    let t = load_text(s.load.as_ref().unwrap()).unwrap();
+    assert!(
+        t.contains(
+            "the sender's limit, not the gateway's; the gateway's capacity is at least this"
+        ),
+        "{t}"
+    );
+    let sink = Doubt::new(
+        DoubtKind::LimitedByFwbench,
+        "the lowest failing rate, 45000 pps, failed by fwbench's own sink",
+    );
+    let s = at_searched_load(crate::params::events::CapacitySearch {
+        doubts: vec![sink],
+        ..clean_search()
+    });
+    assert_eq!(load_doubts(&s), vec![]);
+    let t = load_text(s.load.as_ref().unwrap()).unwrap();
+    assert!(
+        t.contains("(fwbench's limit, not the gateway's: the gateway's capacity is at least this)"),
+        "{t}"
+    );
+}
+
+/// A capacity search that did not converge: flagged `NotConverged`, with its why.
+#[test]
+fn a_load_of_an_unsettled_capacity_is_flagged_not_converged() {
+    let why = "out of trials: 10 search steps (--max-trials) left 41000 to 45000 pps";
+    let s = at_searched_load(crate::params::events::CapacitySearch {
+        converged: false,
+        doubts: vec![Doubt::new(DoubtKind::NotConverged, why)],
+        ..clean_search()
+    });
+    let d = load_doubts(&s);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, DoubtKind::NotConverged);
+    assert_eq!(
+        d[0].why,
+        format!(
+            "the background's load: 50 % of 41000 pps, a capacity its search did not settle \
+             (not converged): {why}"
+        )
+    );
+    // Without a why carried (a search stored before its doubts were): still flagged.
+    let bare = at_searched_load(crate::params::events::CapacitySearch {
+        converged: false,
+        ..clean_search()
+    });
+    assert_eq!(load_doubts(&bare)[0].kind, DoubtKind::NotConverged);
+}
+
+/// A converged capacity search whose answer carries doubts (the lowest failing rate
+/// failed by fwbench's sink; a deciding step flagged): flagged by the first that is
+/// more than fwbench's limit (which makes a lower bound only); the text line says them
+/// all.
+#[test]
+fn a_load_of_a_flagged_capacity_carries_its_first_doubt() {
+    let sink = Doubt::new(
+        DoubtKind::LimitedByFwbench,
+        "the lowest failing rate, 45000 pps, failed by fwbench's own sink",
+    );
+    let mismatch = Doubt::new(
+        DoubtKind::VerdictMismatch,
+        "the step at 41000 pps that carries the answer was flagged",
+    );
+    let s = at_searched_load(crate::params::events::CapacitySearch {
+        doubts: vec![sink.clone(), mismatch],
+        ..clean_search()
+    });
+    // fwbench's limit makes a lower bound, not a flag; the mismatch flags it.
+    let d = load_doubts(&s);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, DoubtKind::VerdictMismatch);
+    assert_eq!(
+        d[0].why,
+        "the background's load: 50 % of 41000 pps, a capacity from a search whose answer \
+         is flagged (verdict mismatch): the step at 41000 pps that carries the answer was \
+         flagged"
+    );
+    let t = load_text(s.load.as_ref().unwrap()).unwrap();
+    assert!(
+        t.ends_with(
+            "20500 pps [its search flagged: limited by fwbench: the lowest failing rate, \
+             45000 pps, failed by fwbench's own sink; verdict mismatch: the step at 41000 \
+             pps that carries the answer was flagged]"
+        ),
+        "{t}"
     );
 }
 
