@@ -145,8 +145,12 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         first.and_then(|g| g.rate_pps),
         first.and_then(|g| g.fail_pps),
     ));
-    let queues = crate::search::witness::queues_judged(&latency, sp.queue_fails);
-    doubts.extend(flagged_goals(&curve, &goals, final_s, queues));
+    // The latency steps ran at fractions of the first (strictest) goal's rate: they
+    // judge a queue at that rate only, not at another goal's.
+    let judged = first
+        .and_then(|g| g.rate_pps)
+        .filter(|_| crate::search::witness::queues_judged(&latency, sp.queue_fails));
+    doubts.extend(flagged_goals(&curve, &goals, final_s, judged));
     // A goal that passed at the unpaced flood's ceiling: the sender's rate there.
     let at_ceiling: Vec<String> = goals
         .iter()
@@ -218,13 +222,17 @@ fn out_of_trials(goals: &[MlrGoal], trials: usize, precision: f64) -> Vec<result
 /// ([`crate::search::witness::flagged_step`]): the final-duration trials within the
 /// goal at its rate, and the trials beyond it at the rate above (any duration, as
 /// MLRsearch's upper bound). A step that decides several goals is said once, naming
-/// them. `queues`: whether the search judges a queue that filled
-/// ([`crate::search::witness::queues_judged`]).
+/// them. Each step is judged by its goals' verdict, not the strictest goal's its point
+/// holds: a step that lost 0.3 % carries the 0.5 % goal's rate, and a queue that filled
+/// through it is that goal's doubt (a queue says nothing against a fail). `judged`:
+/// the rate whose queue the search judged itself (its latency steps, at fractions of
+/// the first goal's rate: [`crate::search::witness::queues_judged`]); a queue at any
+/// other goal's rate is carried.
 fn flagged_goals(
     curve: &[MlrPoint],
     goals: &[MlrGoal],
     final_s: f64,
-    queues: bool,
+    judged: Option<f64>,
 ) -> Vec<results::Doubt> {
     // (rate, passed, the goals it decides, the trials at it that decide them)
     let mut decided: Vec<(f64, bool, Vec<String>, Vec<&crate::outcome::search::Point>)> = vec![];
@@ -257,7 +265,15 @@ fn flagged_goals(
                     goals.join(", ")
                 )
             };
-            crate::search::witness::flagged_step(&format!("{x:.0} pps"), &role, steps, queues)
+            let steps: Vec<crate::outcome::search::Point> = steps
+                .into_iter()
+                .map(|p| crate::outcome::search::Point {
+                    pass: passed,
+                    ..p.clone()
+                })
+                .collect();
+            let queues = passed && judged == Some(x);
+            crate::search::witness::flagged_step(&format!("{x:.0} pps"), &role, &steps, queues)
         })
         .collect()
 }
@@ -411,6 +427,77 @@ mod tests {
         );
         let o = Outcome::started("t0".into()).with_search(SearchSummary::Mlr(r));
         assert_eq!(o.status, results::Status::Flagged);
+    }
+
+    /// A gateway that forwards 10 000 pps without loss and loses 0.3 % up to 11 000
+    /// (10 % above): its queue fills through the trials between 9 000 and 11 000 pps.
+    fn queueing(q: &TrialParams) -> Result<Outcome> {
+        let Some(Rate::Pps(x)) = q.packet().map(|k| k.rate) else {
+            bail!("the search asked for an unpaced step")
+        };
+        let sent = x.round() as u64;
+        let received = match x {
+            x if x <= 10_000.0 => sent,
+            x if x <= 11_000.0 => sent - sent * 3 / 1000,
+            _ => sent * 9 / 10,
+        };
+        let o = crate::outcome::tests::packet_step(x, sent, received, 1.0, 0);
+        Ok(if (9_000.0..=11_000.0).contains(&x) && q.duration_s > 1.5 {
+            crate::search::ndr::tests::flagged(o, results::DoubtKind::QueueGrowing, QUEUED)
+        } else {
+            o
+        })
+    }
+
+    const QUEUED: &str = "the one-way delay rose evenly through the trial";
+
+    /// Each goal whose deciding step showed a queue filling through its trial carries
+    /// it: the 0.5 % goal's rate came from a step that lost 0.3 % (a fail for the
+    /// strictest goal, a pass for its own) while its queue filled — not a rate the
+    /// gateway sustains. The latency steps, at fractions of the strictest goal's rate,
+    /// judge that goal's queue only: with one at 100 % the 0 % goal's step is not
+    /// said again, the 0.5 % goal's still is.
+    #[test]
+    fn every_goal_whose_step_showed_a_queue_carries_it() {
+        let p = crate::search::ndr::tests::flood(&[("duration", "2")]);
+        let sp = SearchParams {
+            max_rate: Some(Rate::Pps(20_000.0)),
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let r = mlr_search(&p, &sp, &mut queueing).unwrap();
+        let (ndr, pdr) = (r.goals[0].rate_pps.unwrap(), r.goals[1].rate_pps.unwrap());
+        assert!((9_000.0..=10_000.0).contains(&ndr), "{:?}", r.goals);
+        assert!((10_000.0..=11_000.0).contains(&pdr), "{:?}", r.goals);
+        let queued = |r: &MlrReport, goal: &str| {
+            r.doubts.iter().any(|d| {
+                d.kind == results::DoubtKind::QueueGrowing
+                    && d.why
+                        .contains(&format!("that carries the rate of {goal} was flagged"))
+                    && d.why.ends_with(QUEUED)
+            })
+        };
+        assert!(queued(&r, "goal ≤ 0 % loss"), "{:?}", r.doubts);
+        assert!(queued(&r, "goal ≤ 0.5 % loss"), "{:?}", r.doubts);
+        // A failing step's queue says nothing against the fail.
+        assert!(
+            !r.doubts.iter().any(|d| d.why.contains("bounds the rate")),
+            "{:?}",
+            r.doubts
+        );
+        let o = Outcome::started("t0".into())
+            .with_search(crate::outcome::search::SearchSummary::Mlr(r));
+        assert_eq!(o.status, results::Status::Flagged);
+
+        // A latency step at 100 % of the 0 % goal's rate (its delay flat) judged that
+        // goal's queue; nothing judged the 0.5 % goal's.
+        let judged = SearchParams {
+            latency_at: vec![1.0],
+            ..sp
+        };
+        let r = mlr_search(&p, &judged, &mut queueing).unwrap();
+        assert!(!queued(&r, "goal ≤ 0 % loss"), "{:?}", r.doubts);
+        assert!(queued(&r, "goal ≤ 0.5 % loss"), "{:?}", r.doubts);
     }
 
     /// A size mix's bit rates count its mean packet, as ndr's do — not its largest
