@@ -1184,7 +1184,8 @@ impl Row {
         }
     }
 
-    /// Parallel rows show the configuration with the best throughput (the sweet spot).
+    /// Parallel rows show the configuration with the best throughput (the sweet spot),
+    /// among those whose figure holds ([`chosen`]).
     fn best_of(&self) -> Option<&'static str> {
         match self {
             Row::ParallelSessions => Some("sessions_per_s"),
@@ -1277,16 +1278,7 @@ fn quantities(row: &Row, c: &Config) -> String {
         }
         Row::SequentialBulk | Row::ParallelBulk => {
             let total = t_ci(s(&|t| conn_num(t, |c| c.elapsed_s))).unwrap_or_else(|| "-".into());
-            let over = s(&|t| conn_num(t, |c| c.overhead.as_ref()?.overhead_s));
-            let xfer = s(&|t| conn_num(t, |c| c.overhead.as_ref()?.transfer_s));
-            parts.push(match (over, xfer) {
-                (Some(o), Some(x)) => format!(
-                    "{total} total = {} overhead + {} transfer",
-                    secs_ci(o.mean, o.ci95),
-                    secs_ci(x.mean, x.ci95)
-                ),
-                _ => format!("{total} total"),
-            });
+            parts.push(split_text(c, &total));
             let mbps = |m: &str| {
                 c.metrics
                     .get(m)
@@ -1341,6 +1333,15 @@ fn quantities(row: &Row, c: &Config) -> String {
     if corrupt > 0.0 {
         parts.push(format!("DATA CORRUPTION in {} sessions", num(corrupt)));
     }
+    // Requests the server got that fwbench's client never sends: fwbench flags the
+    // trial for them (as for corrupt sessions); said here beside its flag.
+    let bad = sum(|c| c.server.as_ref()?.bad_requests.map(|n| n as f64));
+    if bad > 0.0 {
+        parts.push(format!(
+            "the server got {} requests fwbench's client never sends",
+            num(bad)
+        ));
+    }
     if failed > 0.0 {
         parts.push(format!("{} sessions failed", num(failed)));
     }
@@ -1356,6 +1357,49 @@ fn quantities(row: &Row, c: &Config) -> String {
         parts.push(format!("{missing} of {all} reps not measured"));
     }
     parts.join("; ")
+}
+
+/// A bulk cell's time: "{total} total = X overhead + Y transfer", the split (seed 003's:
+/// the per-session overhead measured with zero-byte sessions, charged per session) over
+/// the repetitions it describes. One whose charged overhead filled its whole run (no net
+/// goodput: [`model::net_goodput_bps`]) has its overhead clamped to its elapsed time and
+/// a transfer of ~0 — the split does not describe the run, and averaged in it moved both
+/// means; it is left out, counted ("split over 2 of 3 repetitions"; the net goodput's
+/// text says why), and with none left there is no split.
+fn split_text(c: &Config, total: &str) -> String {
+    let overhead_s = |t: &Trial| conn_num(t, |c| c.overhead.as_ref()?.overhead_s);
+    let split: Vec<&Trial> = c.reps.iter().filter(|t| overhead_s(t).is_some()).collect();
+    let kept: Vec<&Trial> = split
+        .iter()
+        .copied()
+        .filter(|t| model::net_goodput_bps(t).is_some())
+        .collect();
+    let over_kept = |f: fn(&ConnStored) -> Option<f64>| {
+        let v: Vec<f64> = kept.iter().filter_map(|t| conn_num(t, f)).collect();
+        Summary::of(&v)
+    };
+    let over = over_kept(|c| c.overhead.as_ref()?.overhead_s);
+    let xfer = over_kept(|c| c.overhead.as_ref()?.transfer_s);
+    let left = split.len() - kept.len();
+    match (over, xfer) {
+        (Some(o), Some(x)) => {
+            let (o, x) = (secs_ci(o.mean, o.ci95), secs_ci(x.mean, x.ci95));
+            if left == 0 {
+                format!("{total} total = {o} overhead + {x} transfer")
+            } else {
+                format!(
+                    "{total} total; split over the {} of {} repetitions it describes: {o} \
+                     overhead + {x} transfer",
+                    kept.len(),
+                    split.len()
+                )
+            }
+        }
+        _ if left > 0 => {
+            format!("{total} total; no overhead split: it describes none of the {left} repetitions")
+        }
+        _ => format!("{total} total"),
+    }
 }
 
 /// The first error of a configuration's trials of a status, without what repeats the
@@ -1385,34 +1429,127 @@ fn cell_text(row: &Row, cs: &[&Config]) -> String {
         }
         return "-".into();
     }
-    let chosen = chosen(row, &ok);
-    if chosen.len() == 1 {
-        return quantities(row, chosen[0]);
+    let Chosen { configs, note } = chosen(row, &ok);
+    let text = match configs[..] {
+        [] => return note.unwrap_or_default(),
+        [one] => quantities(row, one),
+        _ => {
+            let keys = without_redundant(&configs, varying(&configs));
+            configs
+                .iter()
+                .map(|c| format!("{}: {}", series_name(c, &keys), quantities(row, c)))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        }
+    };
+    match note {
+        Some(n) => format!("{text}; {n}"),
+        None => text,
     }
-    let keys = without_redundant(&chosen, varying(&chosen));
-    chosen
-        .iter()
-        .map(|c| format!("{}: {}", series_name(c, &keys), quantities(row, c)))
-        .collect::<Vec<_>>()
-        .join(" | ")
 }
 
-/// The configurations a cell shows: the best one for parallel rows, else all.
-fn chosen<'a>(row: &Row, ok: &[&'a Config]) -> Vec<&'a Config> {
+/// The configurations a cell shows, and what it says of the one it passed over.
+struct Chosen<'a> {
+    configs: Vec<&'a Config>,
+    /// Where the highest mean of a parallel row is a configuration whose figure does
+    /// not hold ([`doubted`]): that it was left out, its mean and why; or that no best
+    /// is named, none holding.
+    note: Option<String>,
+}
+
+/// The configurations a cell shows: all of them, or for parallel rows ([`Row::best_of`])
+/// the best among those whose figure holds — every repetition that ran `ok`, none
+/// whose rate fwbench itself limited ([`doubted`]); where the highest mean is one that
+/// does not hold, the note says so (it is not silently replaced), and where none holds
+/// no best is named. Seed 003's parallel-sessions cell named as best a parallelism
+/// with 2 of its 3 repetitions flagged: the mean of the one left, the luckiest.
+fn chosen<'a>(row: &Row, ok: &[&'a Config]) -> Chosen<'a> {
     match row.best_of() {
-        Some(m) => ok
-            .iter()
-            .copied()
-            .filter(|c| c.mean(m).is_some())
-            .max_by(|a, b| {
-                a.mean(m)
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.mean(m).unwrap_or(0.0))
-            })
-            .into_iter()
-            .collect(),
-        None => ok.to_vec(),
+        Some(m) => best_holding(ok, m),
+        None => Chosen {
+            configs: ok.to_vec(),
+            note: None,
+        },
     }
+}
+
+/// Of `cs`, the one with the highest mean of `m` among those whose figure holds
+/// ([`doubted`]), with the note of [`Chosen`] where the highest of all does not hold.
+fn best_holding<'a>(cs: &[&'a Config], m: &str) -> Chosen<'a> {
+    let mean = |c: &Config| c.mean(m).unwrap_or(f64::NEG_INFINITY);
+    let measured: Vec<&Config> = cs.iter().copied().filter(|c| c.mean(m).is_some()).collect();
+    let highest = measured
+        .iter()
+        .copied()
+        .max_by(|a, b| mean(a).total_cmp(&mean(b)));
+    let best = measured
+        .iter()
+        .copied()
+        .filter(|c| doubted(c).is_none())
+        .max_by(|a, b| mean(a).total_cmp(&mean(b)));
+    let note = match (highest, best) {
+        (Some(h), Some(b)) if mean(h) > mean(b) => Some(format!(
+            "best of those whose repetitions all hold; the highest mean, {}, is left out: {}",
+            best_value(m, h),
+            doubted(h).unwrap_or_default()
+        )),
+        (Some(h), None) => Some(format!(
+            "no best: {} in every repetition; the highest mean, {}: {}",
+            match measured.len() {
+                1 => "its 1 configuration does not hold".to_string(),
+                n => format!("none of its {n} configurations holds"),
+            },
+            best_value(m, h),
+            doubted(h).unwrap_or_default()
+        )),
+        _ => None,
+    };
+    Chosen {
+        configs: best.into_iter().collect(),
+        note,
+    }
+}
+
+/// Why a configuration's figure does not hold, as its cell counts it: repetitions
+/// flagged (left out of its figures: those kept may be the lucky ones), or whose rate
+/// fwbench's own sender or sink limited ([`Config::fwbench_limit`]); `None`: it holds.
+fn doubted(c: &Config) -> Option<String> {
+    let all = c.reps.len() + c.failed.len() + c.unavailable.len();
+    let flagged = c
+        .failed
+        .iter()
+        .filter(|t| t.status == Status::Flagged)
+        .count();
+    let mut why = Vec::new();
+    if flagged > 0 {
+        why.push(format!("{flagged} of {all} reps flagged"));
+    }
+    if let Some(l) = c.fwbench_limit() {
+        why.push(format!(
+            "fwbench's {} limited {} of {} reps",
+            l.roles(),
+            l.limited,
+            l.of
+        ));
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// A parallel row's figure of a configuration, with its parallelism: "5200 ± 300
+/// sessions/s at 64 parallel", "28100 ± 6100 Mb/s at 3 parallel".
+fn best_value(m: &str, c: &Config) -> String {
+    let s = c.metrics.get(m);
+    let v = match s {
+        Some(s) if m == model::GOODPUT_BPS => {
+            format!("{} Mb/s", mean_ci(s.mean / 1e6, s.ci95.map(|x| x / 1e6)))
+        }
+        Some(s) => format!("{} sessions/s", mean_ci(s.mean, s.ci95)),
+        None => "-".into(),
+    };
+    format!(
+        "{v} at {} parallel",
+        c.param("conn.parallel").unwrap_or("-")
+    )
 }
 
 /// Seed 003's table (rows: pings, sequential/parallel sessions and bulk; columns:
@@ -1491,13 +1628,25 @@ fn names_case(row: &Row, c: &Config) -> bool {
 }
 
 /// The configuration of one cell the derivations read: the best one for parallel rows
-/// (as the table shows it); else the only one, or the only one of the case the row
-/// names — seed 003's sequential-bulk cell also holds the appendix's five buffer sizes,
-/// sequential bulk too, and the first of them in parameter order (2 KiB) stood for
-/// "sequential bulk". `Err`: why none is chosen (none or several of the case named).
+/// (as the table shows it: among those whose figure holds); else the only one, or the
+/// only one of the case the row names — seed 003's sequential-bulk cell also holds the
+/// appendix's five buffer sizes, sequential bulk too, and the first of them in
+/// parameter order (2 KiB) stood for "sequential bulk". `Err`: why none is chosen
+/// (none or several of the case named, or a parallel row none of whose
+/// configurations holds).
 fn derived_from<'a>(row: &Row, ok: &[&'a Config]) -> Result<Option<&'a Config>, String> {
-    if row.best_of().is_some() || ok.len() <= 1 {
-        return Ok(chosen(row, ok).first().copied());
+    if row.best_of().is_some() {
+        let Chosen { configs, note } = chosen(row, ok);
+        return match (configs.first(), note) {
+            (None, Some(why)) => Err(format!(
+                "its {} cell names {why}",
+                row.name().to_lowercase()
+            )),
+            (c, _) => Ok(c.copied()),
+        };
+    }
+    if ok.len() <= 1 {
+        return Ok(ok.first().copied());
     }
     let named: Vec<&Config> = ok.iter().copied().filter(|c| names_case(row, c)).collect();
     if let [one] = named[..] {
@@ -1563,22 +1712,59 @@ fn measured(
         .flatten()
         .and_then(session_over_reps)
         .map(est);
+    // Where a best was named although the highest mean does not hold: which one the
+    // derivations read, and why (the cell says so too).
+    let mut passed_over = Vec::new();
+    let mut from_best = |what: &str, m: &str, c: &Config, note: Option<String>| {
+        if let Some(n) = note {
+            passed_over.push(format!(
+                "{}: {what} derived from {}, the {n}.",
+                col.1,
+                best_value(m, c)
+            ));
+        }
+    };
     let sessions_per_s = pick(&Row::ParallelSessions, "service time")
         .ok()
         .flatten()
-        .and_then(|c| c.metrics.get(model::SESSIONS_PER_S).copied())
+        .and_then(|c| {
+            let note = best_holding(&ok(&Row::ParallelSessions), model::SESSIONS_PER_S).note;
+            from_best("the service time is", model::SESSIONS_PER_S, c, note);
+            c.metrics.get(model::SESSIONS_PER_S).copied()
+        })
         .map(est);
-    // The best of sequential and parallel bulk: none when either cannot be told.
-    let bulk_rows =
-        [Row::ParallelBulk, Row::SequentialBulk].map(|r| pick(&r, "bulk goodput or packets/s"));
-    let bulk = match bulk_rows {
-        [Ok(p), Ok(s)] => [p, s]
-            .into_iter()
-            .flatten()
-            .filter_map(|c| Some((c, est(c.metrics.get(model::GOODPUT_BPS).copied()?))))
-            .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)),
-        _ => None,
+    // The best of sequential and parallel bulk among those whose figure holds (every
+    // parallel one, the sequential one its row names): none when the sequential cell
+    // cannot be told, or none holds.
+    let bulk = match pick(&Row::SequentialBulk, "bulk goodput or packets/s") {
+        Ok(seq) => {
+            let mut cs = ok(&Row::ParallelBulk);
+            cs.extend(seq);
+            let Chosen { configs, note } = best_holding(&cs, model::GOODPUT_BPS);
+            match configs.first().copied() {
+                Some(c) => {
+                    from_best(
+                        "bulk goodput and packets/s are",
+                        model::GOODPUT_BPS,
+                        c,
+                        note,
+                    );
+                    c.metrics.get(model::GOODPUT_BPS).map(|s| (c, est(*s)))
+                }
+                None => {
+                    if let Some(why) = note {
+                        refuse(
+                            "bulk goodput or packets/s",
+                            format!("its bulk cells name {why}"),
+                        );
+                    }
+                    None
+                }
+            }
+        }
+        Err(()) => None,
     };
+    refused.extend(passed_over);
     let bulk_bps = bulk.map(|b| b.1);
     // Packets through the gateway during that bulk row, from its interface counters.
     let bulk_pps = bulk
@@ -1677,7 +1863,15 @@ fn type_bars(
                     .copied()
                     .filter(|c| !c.reps.is_empty())
                     .collect();
-                for c in chosen(&row, &ok) {
+                let Chosen { configs, note } = chosen(&row, &ok);
+                // The highest mean left out, or no best: said beside the bars.
+                if let Some(n) = note {
+                    let n = format!("{}: {}: {n}", col.1, row.name().to_lowercase());
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
+                }
+                for c in configs {
                     let Some((v, ci)) = y(c) else {
                         continue;
                     };
@@ -2075,6 +2269,227 @@ mod tests {
             "{cell}"
         );
         assert!(cell.contains("(3000 sessions)"), "{cell}");
+    }
+
+    /// A seed 003 run of one or two firewall types: `(id, topology, workload,
+    /// parallel, status, rate)`, the rate sessions/s (sessions) or Mb/s (bulk).
+    fn seed003_of(trials: &[(i64, &str, &str, u32, &str, f64)]) -> Analysis {
+        use serde_json::json;
+        let trials: Vec<Trial> = trials
+            .iter()
+            .map(|&(id, topology, workload, parallel, status, rate)| {
+                let conn = match workload {
+                    "bulk" => json!({"mode": "bulk", "sessions": 9, "failed": 0,
+                                     "corrupt": 0, "goodput_bps": rate * 1e6}),
+                    _ => json!({"mode": "sessions", "sessions": 3000, "failed": 0,
+                                "corrupt": 0, "elapsed_s": 3000.0 / rate,
+                                "sessions_per_s": rate}),
+                };
+                Trial::new(store::TrialRow {
+                    status: status.into(),
+                    rep: id as u32,
+                    params: json!({"topology": topology, "conn": {"parallel": parallel}}),
+                    results: json!({ "conn": conn }),
+                    ..crate::testing::trial_row(id, workload)
+                })
+            })
+            .collect();
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let mut a = Analysis::default();
+        seed003(&configs, &[], &mut a);
+        a
+    }
+
+    /// The cell of `row` and the first firewall type (the null firewall).
+    fn null_cell(a: &Analysis, row: &str) -> String {
+        let t = a
+            .tables
+            .iter()
+            .find(|t| t.title.starts_with("Firewall types"))
+            .expect("seed 003's table");
+        t.rows.iter().find(|r| r[0] == row).expect(row)[1].clone()
+    }
+
+    /// Parallel rows named as best the configuration with the highest mean, whatever
+    /// its repetitions: 8 parallel, with 2 of its 3 repetitions flagged, read 30000
+    /// sessions/s (the one left, the luckiest) and was the cell, the bar and the
+    /// service time. The best is now among those whose repetitions all hold, and the
+    /// cell, the bars and the findings say which higher mean was left out and why;
+    /// likewise the best of sequential and parallel bulk.
+    #[test]
+    fn a_best_is_named_only_among_configurations_whose_repetitions_hold() {
+        let a = seed003_of(&[
+            (1, "direct", "sessions", 4, "ok", 19_900.0),
+            (2, "direct", "sessions", 4, "ok", 20_000.0),
+            (3, "direct", "sessions", 4, "ok", 20_100.0),
+            (4, "direct", "sessions", 8, "ok", 30_000.0),
+            (5, "direct", "sessions", 8, "flagged", 12_000.0),
+            (6, "direct", "sessions", 8, "flagged", 11_000.0),
+            (7, "forward", "sessions", 4, "ok", 15_000.0),
+            (8, "forward", "sessions", 4, "ok", 15_100.0),
+            // Bulk: sequential holds, the higher parallel one does not.
+            (11, "direct", "bulk", 1, "ok", 19_900.0),
+            (12, "direct", "bulk", 1, "ok", 20_100.0),
+            (13, "direct", "bulk", 3, "ok", 30_000.0),
+            (14, "direct", "bulk", 3, "flagged", 10_000.0),
+        ]);
+        let left_out = "the highest mean, 30000 sessions/s at 8 parallel, is left out: 2 of 3 \
+                        reps flagged";
+        let cell = null_cell(&a, "Parallel sessions");
+        assert!(
+            cell.contains("; 4 parallel; best of those whose repetitions all hold; ")
+                && cell.ends_with(left_out),
+            "{cell}"
+        );
+        assert!(
+            cell.starts_with("150.0 ± 1.9 ms total (3000 sessions); 20000 ± 250 sessions/s"),
+            "the 4-parallel figures: {cell}"
+        );
+        let rate = mean_ci(
+            20_000.0,
+            Summary::of(&[19_900.0, 20_000.0, 20_100.0]).unwrap().ci95,
+        );
+        assert!(
+            a.findings.contains(&format!(
+                "null firewall: the service time is derived from {rate} sessions/s at 4 \
+                 parallel, the best of those whose repetitions all hold; {left_out}."
+            )),
+            "{:#?}",
+            a.findings
+        );
+        let bars = a
+            .figures
+            .iter()
+            .find(|f| f.id == "conn-sessions-per-s")
+            .expect("the sessions/s bars");
+        assert_eq!(bars.series[0].points[0].y, 20_000.0);
+        assert!(
+            bars.notes.contains(&format!(
+                "null firewall: parallel sessions: best of those whose repetitions all hold; \
+                 {left_out}"
+            )),
+            "{:?}",
+            bars.notes
+        );
+        // Bulk: derived from sequential bulk; the parallel cell names no best.
+        assert!(
+            a.findings.contains(&format!(
+                "null firewall: bulk goodput and packets/s are derived from {} Mb/s at 1 \
+                 parallel, the best of those whose repetitions all hold; the highest mean, \
+                 30000 Mb/s at 3 parallel, is left out: 1 of 2 reps flagged.",
+                mean_ci(20_000.0, Summary::of(&[19_900.0, 20_100.0]).unwrap().ci95)
+            )),
+            "{:#?}",
+            a.findings
+        );
+        assert_eq!(
+            null_cell(&a, "Parallel bulk"),
+            "no best: its 1 configuration does not hold in every repetition; the highest \
+             mean, 30000 Mb/s at 3 parallel: 1 of 2 reps flagged"
+        );
+        // None holds: no best, no service time, each said why.
+        let a = seed003_of(&[
+            (4, "direct", "sessions", 8, "ok", 30_000.0),
+            (5, "direct", "sessions", 8, "flagged", 12_000.0),
+            (6, "direct", "sessions", 16, "ok", 25_000.0),
+            (7, "direct", "sessions", 16, "flagged", 12_000.0),
+        ]);
+        let none = "no best: none of its 2 configurations holds in every repetition; the \
+                    highest mean, 30000 sessions/s at 8 parallel: 1 of 2 reps flagged";
+        assert_eq!(null_cell(&a, "Parallel sessions"), none);
+        assert!(
+            a.findings.contains(&format!(
+                "null firewall: no service time is derived: its parallel sessions cell names \
+                 {none}."
+            )),
+            "{:#?}",
+            a.findings
+        );
+    }
+
+    /// A bulk repetition whose charged session overhead filled its whole run has a
+    /// split that does not describe it (its overhead clamped to the elapsed time, its
+    /// transfer ~0): averaged in, the cell read "12.5 s overhead + 10.7 s transfer" of
+    /// runs that split 13.8 + 16. It is left out of the split, counted; none left, no
+    /// split.
+    #[test]
+    fn a_split_that_does_not_describe_its_run_is_left_out_of_the_means() {
+        use serde_json::json;
+        let trial = |id: i64, overhead: f64, transfer: f64| {
+            let net = if transfer > 1e-6 {
+                json!(17e6 * 8.0 / transfer)
+            } else {
+                json!(null)
+            };
+            Trial::new(store::TrialRow {
+                rep: id as u32,
+                params: json!({"conn": {"parallel": 1}}),
+                results: json!({"conn": {"mode": "bulk", "sessions": 10, "failed": 0,
+                    "corrupt": 0, "elapsed_s": overhead + transfer,
+                    "goodput_bps": 17e6 * 8.0 / (overhead + transfer),
+                    "overhead": {"overhead_s": overhead, "transfer_s": transfer,
+                                 "net_goodput_bps": net}}}),
+                ..crate::testing::trial_row(id, "bulk")
+            })
+        };
+        let trials = [
+            trial(1, 13.6, 15.8),
+            trial(2, 14.0, 16.2),
+            trial(3, 10.0, 1e-9),
+        ];
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let cell = quantities(&Row::SequentialBulk, &configs[0]);
+        let of = |v: &[f64]| {
+            let s = Summary::of(v).unwrap();
+            secs_ci(s.mean, s.ci95)
+        };
+        let split = format!(
+            "; split over the 2 of 3 repetitions it describes: {} overhead + {} transfer; \
+             goodput ",
+            of(&[13.6, 14.0]),
+            of(&[15.8, 16.2])
+        );
+        assert!(cell.contains(&split), "{split} in {cell}");
+        assert!(
+            cell.contains("none in 1 of 3 repetitions: the measured session overhead filled"),
+            "{cell}"
+        );
+        // None describes its run: no split, and no net goodput, each said.
+        let trials = [trial(1, 10.0, 1e-9), trial(2, 10.0, 1e-9)];
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let cell = quantities(&Row::SequentialBulk, &configs[0]);
+        assert!(
+            cell.contains(" total; no overhead split: it describes none of the 2 repetitions; ")
+                && cell.contains("(net of overhead: none in 2 of 2 repetitions"),
+            "{cell}"
+        );
+    }
+
+    /// Requests the server got that fwbench's client never sends flag the trial
+    /// (fwbench's doubt); the cell says how many beside the flag.
+    #[test]
+    fn a_cell_names_the_servers_bad_requests() {
+        use serde_json::json;
+        let trial = |id: i64, status: &str, bad: u64| {
+            Trial::new(store::TrialRow {
+                status: status.into(),
+                params: json!({"conn": {"parallel": 1}}),
+                results: json!({"conn": {"mode": "sessions", "sessions": 100, "failed": 0,
+                    "corrupt": 0, "elapsed_s": 0.1, "sessions_per_s": 1000.0,
+                    "server": {"accepted": 100, "bad_requests": bad}}}),
+                ..crate::testing::trial_row(id, "sessions")
+            })
+        };
+        let trials = [trial(1, "ok", 0), trial(2, "flagged", 3)];
+        let configs = model::configs(&trials, &BTreeMap::new());
+        let cell = quantities(&Row::SequentialSessions, &configs[0]);
+        assert!(
+            cell.ends_with(
+                "; the server got 3 requests fwbench's client never sends; 1 of 2 reps \
+                 flagged (left out)"
+            ),
+            "{cell}"
+        );
     }
 
     #[test]

@@ -354,7 +354,18 @@ fn conn_warnings(t: &Trial, who: &str) -> Vec<(&'static str, String)> {
         ));
     }
     let bad = c.server.as_ref().and_then(|s| s.bad_requests).unwrap_or(0);
-    if bad > 0 {
+    // With gateway events an update cuts sessions off mid-request (the measurement:
+    // the trial is not flagged for them, as for its failures): no corruption claimed.
+    if bad > 0 && t.p.events.is_some() {
+        w.push((
+            "bad-requests",
+            format!(
+                "{who}: the server received {bad} requests whose bytes did not match the \
+                 pattern or the protocol — with gateway events, sessions an update cut off \
+                 in their request (counted in the events' loss), or data corrupted on the way"
+            ),
+        ));
+    } else if bad > 0 {
         w.push((
             "corrupt",
             format!(

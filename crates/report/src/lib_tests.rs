@@ -69,6 +69,35 @@ fn a_trial_on_a_dirty_gateway_is_a_warning() {
     );
 }
 
+/// A server's requests that did not match the pattern: corruption, the red box —
+/// but with gateway events an update cuts sessions off mid-request, which the trial
+/// measures: a warning that says so, no corruption claimed.
+#[test]
+fn bad_requests_are_corruption_except_where_updates_cut_sessions_off() {
+    let trial = |params: serde_json::Value| {
+        Trial::new(store::TrialRow {
+            params,
+            results: serde_json::json!({"conn": {"sessions": 100, "failed": 0,
+                "server": {"bad_requests": 3}}}),
+            ..crate::testing::trial_row(1, "sessions")
+        })
+    };
+    let plain = conn_warnings(&trial(serde_json::json!({})), "t1");
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert_eq!(plain[0].0, "corrupt");
+    assert!(plain[0]
+        .1
+        .starts_with("DATA CORRUPTION: t1: the server received 3"));
+    let events = conn_warnings(
+        &trial(serde_json::json!({"events": {"kind": "add", "k": 1, "at_s": 1.0}})),
+        "t1",
+    );
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].0, "bad-requests");
+    assert!(!events[0].1.contains("DATA CORRUPTION"), "{events:?}");
+    assert!(events[0].1.contains("an update cut off"), "{events:?}");
+}
+
 #[test]
 fn a_flagged_trial_is_warned_of_with_its_reason_not_as_failed() {
     let run = RunRow {

@@ -351,12 +351,13 @@ impl ConnSummary {
     /// such a value as 100 s). With gateway events the sessions are the background, and
     /// those an update blocked are the measurement (the events' windows count them):
     /// only corrupt ones are doubted there. Held connections have none of these: what
-    /// stopped the opening is their figure.
+    /// stopped the opening is their figure. Every mode: the server got requests that
+    /// were not what fwbench's client sends ([`ConnSummary::bad_requests_doubt`]).
     pub fn doubts(&self) -> Vec<results::Doubt> {
         use results::{Doubt, DoubtKind};
         let mut out = vec![];
         if self.mode == ConnMode::Hold {
-            return out;
+            return self.bad_requests_doubt().into_iter().collect();
         }
         let attempted = self.sessions + self.failed;
         let corrupt = match self.corrupt {
@@ -411,7 +412,46 @@ impl ConnSummary {
                 ),
             ));
         }
+        out.extend(self.bad_requests_doubt());
         out
+    }
+
+    /// The server counted requests whose bytes did not match the pattern or the
+    /// protocol (`server.bad_requests`; an external server's 4xx answers): fwbench's
+    /// client never sends such a request, so data was corrupted on the way, or
+    /// something other than the client talked to the server, or a session the client
+    /// gave up on was cut off in the middle of its request — the trial's sessions are
+    /// not what they seem (how many of how many said). With gateway events the
+    /// sessions (and the marker's, which the client's counts do not hold) an update
+    /// blocked are the measurement, and cut off mid-request they are bad requests too:
+    /// not doubted there, as their failures are not.
+    pub fn bad_requests_doubt(&self) -> Option<results::Doubt> {
+        let bad = self.server.bad_requests;
+        if bad == 0 || self.events.is_some() {
+            return None;
+        }
+        let held = self.mode == ConnMode::Hold;
+        let unit = if held { "connections" } else { "sessions" };
+        let attempted = self.sessions + self.failed;
+        let cut_off = match self.failed {
+            n if n > 0 && !held => {
+                format!(
+                    ", or some of the {n} sessions the client gave up on, cut off in their request"
+                )
+            }
+            _ => String::new(),
+        };
+        Some(results::Doubt::new(
+            results::DoubtKind::Impossible,
+            format!(
+                "the server got {bad} requests that were not what fwbench's client sends \
+                 (bytes that did not match the pattern or the protocol), over the {} \
+                 connections it accepted, for {attempted} {unit} the client attempted: data \
+                 corrupted on the way, or something other than the client talking to the \
+                 server{cut_off} — the trial's {unit} are not what they seem",
+                self.server.accepted
+            ),
+        ))
     }
 }
 
@@ -1145,6 +1185,78 @@ mod tests {
         );
         assert_eq!(s.headline().transactions_per_s, Some(4.0));
         assert_eq!(s.cells()[4], "3");
+    }
+
+    /// The server got requests fwbench's client never sends (a corrupted request, or
+    /// another talker): it was only a report warning, the trial stayed `ok` and its
+    /// sessions were averaged. A doubt of the trial now, with how many of how many —
+    /// in every mode but with gateway events (an update cuts sessions off mid-request
+    /// there: the measurement, as their failures are).
+    #[test]
+    fn requests_the_client_never_sent_flag_the_trial() {
+        use results::DoubtKind;
+        let server = |bad: u64| TcpServerResults {
+            accepted: 100,
+            sessions: 100 - bad,
+            bad_requests: bad,
+            ..Default::default()
+        };
+        let clean = combine(client(100, 1, 4096, 1.0), server(0), None);
+        assert_eq!(clean.doubts(), vec![]);
+        let s = combine(client(100, 1, 4096, 1.0), server(3), None);
+        let d = s.doubts();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, DoubtKind::Impossible);
+        assert_eq!(
+            d[0].why,
+            "the server got 3 requests that were not what fwbench's client sends (bytes \
+             that did not match the pattern or the protocol), over the 100 connections it \
+             accepted, for 100 sessions the client attempted: data corrupted on the way, or \
+             something other than the client talking to the server — the trial's sessions \
+             are not what they seem"
+        );
+        // The trial driver makes it `flagged`, never `ok`.
+        let mut o = crate::outcome::Outcome {
+            figures: Some(crate::workloads::Figures::Conn(Box::new(s))),
+            ..crate::outcome::Outcome::started("t0".into())
+        };
+        o.judge_witness();
+        assert_eq!(o.status, results::Status::Flagged, "{:?}", o.doubts);
+        // Failed sessions: their own doubt first, and they may be the cut-off requests.
+        let mut c = client(97, 1, 4096, 1.0);
+        c.failed = 3;
+        let d = combine(c, server(2), None).doubts();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].kind, DoubtKind::UnexpectedLoss);
+        assert!(
+            d[1].why.contains(
+                "for 100 sessions the client attempted: data corrupted on the way, or \
+                 something other than the client talking to the server, or some of the 3 \
+                 sessions the client gave up on, cut off in their request"
+            ),
+            "{}",
+            d[1].why
+        );
+        // Held connections: what stopped the opening is no doubt, a bad request is.
+        let mut h = client(40, 1, 0, 1.0);
+        h.mode = ConnMode::Hold;
+        h.hold = Some(hold(40, 40, "limit (40 connections)"));
+        assert_eq!(combine(h.clone(), server(0), None).doubts(), vec![]);
+        let d = combine(h, server(1), None).doubts();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].why.contains("for 40 connections the client attempted"),
+            "{}",
+            d[0].why
+        );
+        // With gateway events: not doubted.
+        let mut e = combine(client(100, 1, 4096, 1.0), server(3), None);
+        e.events = Some(Box::new(
+            serde_json::from_value(serde_json::json!({"bin_ns": 1_000_000,
+                "marker_src": null, "updates": [], "bins_lost": 0, "unbinned_lost": 0}))
+            .unwrap(),
+        ));
+        assert_eq!(e.doubts(), vec![]);
     }
 
     /// A sweet-spot step stored and read back (resume) gives the search the same
