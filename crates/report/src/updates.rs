@@ -78,16 +78,52 @@ pub struct Update {
     /// stored): commits at 1/s and at 100/s are not one series (an envelope's steps).
     pub rate: Option<f64>,
     /// The share of the gateway's capacity its trial's background was offered at
-    /// (`event_load`, `--load`), in words: "50 % of its capacity", "25 % of 40000 pps"
-    /// (`None`: the rate as given). A background at half the capacity is not one at
-    /// the rate given, which may be far past it.
-    pub load: Option<String>,
+    /// (`event_load`, `--load`), in words ([`Load`]; `None`: the rate as given). A
+    /// background at half the capacity is not one at the rate given, which may be far
+    /// past it.
+    pub load: Option<Load>,
     /// Why its trial's witness does not hold beyond the doubts its updates carry
     /// themselves (a trial flagged limited by fwbench, a verdict mismatch, disturbed,
     /// too few packets; one dropped or failed): then none of its updates' stall, loss,
     /// time to effect or violations is stated, nor its commits fitted (`None`: it holds).
     pub trial: Option<TrialDoubt>,
     pub row: UpdateRecord,
+}
+
+/// A trial's background load (`event_load`, `--load`) in words, from its stored
+/// parameters ([`load_of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Load {
+    /// The share, of what and how sound that is: "50 % of 41000 pps (its capacity,
+    /// found by search)", "50 % of at least 41000 pps (the sender's limit, not the
+    /// gateway's)", "25 % of 40000 pps" (stated), "an unreadable load". A sentence's,
+    /// a row's and a figure's: updates whose labels differ are never pooled.
+    pub label: String,
+    /// The same for a commit-latency series over installed sizes, each of which has a
+    /// capacity of its own: without the figure ("50 % of each size's capacity (found
+    /// by search)"); a stated rate's is its label.
+    pub over_sizes: String,
+    /// The same for a figure's id, stable from run to run: without a searched
+    /// capacity's figure ("50 % of its capacity", the ids of before; a stated rate's is
+    /// its label).
+    pub id: String,
+    /// Its capacity is not what it seems (the sender's limit, a search that did not
+    /// settle or carries doubts, a figure not stored or not read, a load that does not
+    /// read): its words are named in every sentence, row and figure title of its
+    /// updates, not only where the run's loads differ.
+    pub doubted: bool,
+}
+
+impl Load {
+    /// A load whose words are the same alone and over sizes.
+    fn same(words: String, doubted: bool) -> Load {
+        Load {
+            label: words.clone(),
+            over_sizes: words.clone(),
+            id: words,
+            doubted,
+        }
+    }
 }
 
 /// Why a trial's updates' figures do not hold, beyond their own doubts.
@@ -185,25 +221,117 @@ fn of_updates(d: &DoubtStored, rows: &[UpdateRecord]) -> bool {
 
 /// A stored doubt in words, "kind: why", as the trial's reason gives it.
 fn doubt_words(d: &DoubtStored) -> String {
-    let kind = serde_json::from_value::<results::DoubtKind>(d.kind.clone().into())
-        .map_or_else(|_| d.kind.replace('_', " "), |k| k.as_str().to_string());
-    format!("{kind}: {}", d.why)
+    format!("{}: {}", doubt_kind_words(d), d.why)
 }
 
-/// Its `event_load` (`--load`) in words, from a trial's stored parameters: "50 % of
-/// its capacity" (found by a search before the trial), "25 % of 40000 pps" (stated);
-/// `None`: none.
-fn load_of(p: &StoredParams) -> Option<String> {
+/// A stored doubt's kind in words ("limited by fwbench"); one this report does not
+/// know, as stored (escaped).
+fn doubt_kind_words(d: &DoubtStored) -> String {
+    serde_json::from_value::<results::DoubtKind>(d.kind.clone().into()).map_or_else(
+        |_| results::shown(&d.kind.replace('_', " ")),
+        |k| k.as_str().to_string(),
+    )
+}
+
+/// Its `event_load` (`--load`) in words, from a trial's stored parameters ([`Load`]):
+/// of a stated rate, "25 % of 40000 pps"; of a capacity found by a search before the
+/// trial, its figure and how sound it is — "50 % of 41000 pps (its capacity, found by
+/// search)", "50 % of at least 41000 pps (the sender's limit, not the gateway's)" (even
+/// an unpaced flood passed), "(a capacity its search did not settle)", the search's
+/// doubts by kind "(its search doubted: contradicting trials)"; one stored before the
+/// capacity was, "of a
+/// capacity found by search, its figure not stored"; a load or a part of it that does
+/// not read says so, never "of its capacity". `None`: no load.
+fn load_of(p: &StoredParams) -> Option<Load> {
     let l = p.event_load()?;
-    let share = format!("{} %", num(l.fraction? * 100.0));
-    let of = l.of.as_ref().map(|r| match (r.pps, r.bps) {
-        (Some(p), _) => format!("{} pps", num(p)),
-        (None, Some(b)) => format!("{} bit/s", num(b)),
-        (None, None) => "a rate not read".to_string(),
-    });
-    Some(match of {
-        Some(of) => format!("{share} of {of}"),
-        None => format!("{share} of its capacity"),
+    let Some(fraction) = l.fraction.filter(|f| f.is_finite()) else {
+        return Some(Load::same(
+            "an unreadable load (its share not read)".into(),
+            true,
+        ));
+    };
+    let share = format!("{} %", num(fraction * 100.0));
+    if let Some(r) = &l.of {
+        let (of, doubted) = match (r.pps, r.bps) {
+            (Some(p), _) => (format!("{} pps", num(p)), false),
+            (None, Some(b)) => (format!("{} bit/s", num(b)), false),
+            (None, None) => ("a stated rate not read".to_string(), true),
+        };
+        return Some(Load::same(format!("{share} of {of}"), doubted));
+    }
+    let Some(c) = &l.capacity else {
+        return Some(Load::same(
+            format!("{share} of a capacity found by search, its figure not stored"),
+            true,
+        ));
+    };
+    let Some(pps) = c.pps.filter(|p| p.is_finite()) else {
+        return Some(Load::same(format!("{share} of a capacity not read"), true));
+    };
+    // What may not be believed of the capacity: none, "its capacity, found by search".
+    let mut doubts: Vec<String> = vec![];
+    let mut at_least = false;
+    match &c.search {
+        None => doubts.push("its capacity, how it was found not stored".into()),
+        Some(s) => {
+            match s.limited_by_sender {
+                Some(false) => {}
+                Some(true) => {
+                    at_least = true;
+                    doubts.push("the sender's limit, not the gateway's".into());
+                }
+                None => doubts.push("whether the sender limited its search not read".into()),
+            }
+            // Its lowest failing rate failed by fwbench (its sender, its sink): the
+            // capacity is a lower bound of the gateway's too.
+            if !at_least && s.doubts.iter().any(|d| d.kind == "limited_by_fwbench") {
+                at_least = true;
+                doubts.push("fwbench's limit, not the gateway's".into());
+            }
+            match s.converged {
+                Some(true) => {}
+                Some(false) => doubts.push("a capacity its search did not settle".into()),
+                None => doubts.push("whether its search settled not read".into()),
+            }
+            // The search's doubts by kind (their reasons are the trial's, where it is
+            // flagged for them), those said above left out.
+            let mut kinds: Vec<String> = vec![];
+            for d in &s.doubts {
+                let said = (at_least && d.kind == "limited_by_fwbench")
+                    || (s.converged == Some(false) && d.kind == "not_converged");
+                let k = doubt_kind_words(d);
+                if !said && !kinds.contains(&k) {
+                    kinds.push(k);
+                }
+            }
+            if !kinds.is_empty() {
+                doubts.push(format!("its search doubted: {}", kinds.join(", ")));
+            }
+        }
+    }
+    let (least, least_over) = if at_least {
+        ("at least ", ", at least")
+    } else {
+        ("", "")
+    };
+    Some(if doubts.is_empty() {
+        Load {
+            label: format!(
+                "{share} of {} pps (its capacity, found by search)",
+                num(pps)
+            ),
+            over_sizes: format!("{share} of each size's capacity (found by search)"),
+            id: format!("{share} of its capacity"),
+            doubted: false,
+        }
+    } else {
+        let why = doubts.join("; ");
+        Load {
+            label: format!("{share} of {least}{} pps ({why})", num(pps)),
+            over_sizes: format!("{share} of each size's capacity{least_over} ({why})"),
+            id: format!("{share} of {least}its capacity ({why})"),
+            doubted: true,
+        }
     })
 }
 
@@ -276,8 +404,12 @@ struct Alike {
     rate: Option<u64>,
     /// `UpdateRecord::place` (`None`: at the head).
     place: Option<String>,
-    /// [`Update::load`].
+    /// [`Update::load`]'s label ([`Load::over_sizes`] in a series over sizes).
     load: Option<String>,
+    /// [`Load::doubted`] (of one label, one value).
+    load_doubted: bool,
+    /// [`Load::id`] (of one label, one value).
+    load_id: Option<String>,
 }
 
 impl Alike {
@@ -285,12 +417,24 @@ impl Alike {
         Alike {
             rate: u.rate.map(f64::to_bits),
             place: u.row.place.clone().filter(|p| p != EventPlace::Head.name()),
-            load: u.load.clone(),
+            load: u.load.as_ref().map(|l| l.label.clone()),
+            load_doubted: u.load.as_ref().is_some_and(|l| l.doubted),
+            load_id: u.load.as_ref().map(|l| l.id.clone()),
+        }
+    }
+
+    /// [`Alike::of`] for a series over installed sizes ([`growth`]): its load without
+    /// the capacity's figure, which each size has its own of.
+    fn over_sizes(u: &Update) -> Alike {
+        Alike {
+            load: u.load.as_ref().map(|l| l.over_sizes.clone()),
+            ..Alike::of(u)
         }
     }
 
     /// What of it `varies` names: "repeated at 100 updates/s, behind the rule accepting
-    /// established flows, the background at 50 % of its capacity" (empty: nothing).
+    /// established flows, the background at 50 % of 41000 pps (its capacity, found by
+    /// search)" (empty: nothing).
     fn words(&self, varies: &Varies) -> String {
         let mut w = vec![];
         if varies.rate {
@@ -344,7 +488,7 @@ impl Alike {
         if let Some(p) = &self.place {
             id += &format!("-{p}");
         }
-        if let Some(l) = &self.load {
+        if let Some(l) = &self.load_id {
             id += &format!("-load-{l}");
         }
         // Letters, digits and dashes only (an id names an element and a file).
@@ -356,9 +500,22 @@ impl Alike {
                 _ => out.push('-'),
             }
         }
-        out.trim_end_matches('-').to_string()
+        let out = out.trim_end_matches('-');
+        // A load's words can be long (its capacity's doubts): past [`ID_PART_MAX`], the
+        // start and a hash of the whole, so that ids stay file names and stay apart.
+        if out.len() <= ID_PART_MAX {
+            return out.to_string();
+        }
+        let hash = out.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let head = out[..ID_PART_MAX - 9].trim_end_matches('-');
+        format!("{head}-{:08x}", hash as u32)
     }
 }
+
+/// The longest [`Alike::id`] part (ASCII): a figure's id names its file.
+const ID_PART_MAX: usize = 64;
 
 /// Which of [`Alike`]'s parts take more than one value among updates of one kind, K
 /// and size (whatever their engine and method, which are compared side by side):
@@ -402,12 +559,16 @@ impl Varies {
             .collect()
     }
 
-    /// The kin of `key` in `by` (none: nothing varies).
+    /// The kin of `key` in `by` (none: nothing varies); a load whose capacity is not
+    /// what it seems ([`Load::doubted`]) is named whether or not it varies.
     fn of(by: &BTreeMap<Kin, Varies>, key: &Key) -> Varies {
-        let (unit, _, _, kind, k, installed, elements, _) = key;
-        by.get(&(*unit, kind.clone(), *k, *installed, *elements))
+        let (unit, _, _, kind, k, installed, elements, alike) = key;
+        let mut v = by
+            .get(&(*unit, kind.clone(), *k, *installed, *elements))
             .copied()
-            .unwrap_or_default()
+            .unwrap_or_default();
+        v.load |= alike.load_doubted;
+        v
     }
 }
 
@@ -515,7 +676,8 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
 /// 20000 with nft by batch took 33 ms (median of 3); forwarding stalled 0 ms; 0
 /// packets lost; the background's one-way delay in the update's window reached 0.05 ms;
 /// the rule took effect after 19.9 ms". The stall is the longest of the group's, the
-/// loss their sum, the delay the highest (the window: 50 ms before the commit to 250 ms
+/// loss their sum where no two windows of a trial overlap (else the largest per update,
+/// said so: [`Lost`]), the delay the highest (the window: 50 ms before the commit to 250 ms
 /// after it, no baseline taken out), the time to effect the median of the marker
 /// updates'; only of updates whose figures hold, and of trials whose witness holds (the
 /// others counted, with the first's reason); updates that failed are counted after the
@@ -547,12 +709,16 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 .iter()
                 .filter_map(|u| u.row.stall_ms)
                 .fold(0.0, f64::max);
-            // What the update is credited with: the loss beyond the window before it.
-            let lost: u64 = measured
-                .iter()
-                .map(|u| u.row.lost_beyond_baseline.unwrap_or(u.row.lost))
-                .sum();
-            let mut t = unit.disturbance(&num(stall), measured.len() > 1, lost);
+            // What the updates are credited with: the loss beyond each window's
+            // baseline, summed only where no two windows of a trial overlap.
+            let mut t = match Lost::of(&measured) {
+                Lost::Sum(n) => unit.disturbance(&num(stall), measured.len() > 1, n),
+                // The unit's words end with its loss: said of one window.
+                Lost::PerUpdate { most, why } => {
+                    unit.disturbance(&num(stall), measured.len() > 1, most)
+                        + &format!(" in one update's window at most ({why})")
+                }
+            };
             // A stall is a run of bins that lost and received none: a commit that held
             // the packets back and then let them all through shows as their delay only.
             let delay_us = measured.iter().map(|u| u.row.owd_max_us).max().unwrap_or(0);
@@ -687,7 +853,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 r.k,
                 beside(u),
             ),
-            Alike::of(u),
+            Alike::over_sizes(u),
         );
         if let Some(d) = &u.trial {
             let l = left.entry(key).or_default();
@@ -1221,6 +1387,89 @@ fn felt<'a>(held: &[&'a Update]) -> Vec<&'a Update> {
         .filter(|u| u.row.stall_ms.is_some() && u.row.series.is_some())
         .collect()
 }
+
+/// What the loss of a group's updates whose figures hold ([`felt`]) adds up to.
+#[derive(Debug, Clone, PartialEq)]
+enum Lost {
+    /// Their sum (each update's `lost_beyond_baseline`, else `lost`): no two windows of
+    /// one trial overlap, so no packet is counted twice.
+    Sum(u64),
+    /// Not summed: two windows of one trial overlap (above 3–4 updates/s a 300-ms
+    /// window holds the next update's start), or a trial's windows cannot be placed in
+    /// time, so a sum would count the same lost packets two or more times. The stored
+    /// rows cannot give their union soundly: each window's loss beyond the baseline is
+    /// reckoned against a baseline (the trial's quiet window, or the 50 ms before that
+    /// update) whose loss rate is not stored, and a bin of a later window that straddles
+    /// an earlier window's end cannot be split. The largest per-update figure instead.
+    PerUpdate {
+        most: u64,
+        /// Why not summed: "windows overlap: per-update loss, not summed".
+        why: &'static str,
+    },
+}
+
+impl Lost {
+    fn of(measured: &[&Update]) -> Lost {
+        let credited = |u: &Update| u.row.lost_beyond_baseline.unwrap_or(u.row.lost);
+        let mut by_trial: BTreeMap<i64, Vec<Option<(i128, i128)>>> = BTreeMap::new();
+        for u in measured {
+            by_trial.entry(u.trial_id).or_default().push(window_ns(u));
+        }
+        let mut why = None;
+        for windows in by_trial.values().filter(|w| w.len() > 1) {
+            let Some(mut placed) = windows.iter().copied().collect::<Option<Vec<_>>>() else {
+                why = why.or(Some(
+                    "windows not placed in time (a start not stored): per-update loss, not \
+                     summed",
+                ));
+                continue;
+            };
+            placed.sort_unstable();
+            let mut end = i128::MIN;
+            for (from, to) in placed {
+                if from < end {
+                    why = Some("windows overlap: per-update loss, not summed");
+                }
+                end = end.max(to);
+            }
+        }
+        match why {
+            None => Lost::Sum(measured.iter().map(|u| credited(u)).sum()),
+            Some(why) => Lost::PerUpdate {
+                most: measured.iter().map(|u| credited(u)).max().unwrap_or(0),
+                why,
+            },
+        }
+    }
+}
+
+/// The window an update's figures were counted over, [from, to) in ns since the epoch
+/// (`None`: its start not stored, 0 — fwbench counts no window for it): its series'
+/// bins (their starts are `start_unix_ns` plus their ms, the last one as wide as the
+/// one before it), else the CLI's window (`events::BEFORE_NS` before the start to
+/// `AFTER_NS` after the commit: [`WINDOW_BEFORE_MS`], [`WINDOW_AFTER_MS`]).
+fn window_ns(u: &Update) -> Option<(i128, i128)> {
+    let r = &u.row;
+    if r.start_unix_ns == 0 {
+        return None;
+    }
+    let start = i128::from(r.start_unix_ns);
+    let at = |ms: f64| start + (ms * 1e6).round() as i128;
+    let from_series = r.series.as_deref().and_then(bins).and_then(|b| {
+        let width = match b.as_slice() {
+            [.., a, z] => z[0] - a[0],
+            _ => 1.0,
+        };
+        Some((at(b.first()?[0]), at(b.last()?[0] + width)))
+    });
+    Some(from_series.unwrap_or((at(-WINDOW_BEFORE_MS), at(r.commit_ms + WINDOW_AFTER_MS))))
+}
+
+/// An update's window starts this long before its commit's start (fwbench's
+/// `events::BEFORE_NS`) …
+const WINDOW_BEFORE_MS: f64 = 50.0;
+/// … and ends this long after its commit returned (`events::AFTER_NS`).
+const WINDOW_AFTER_MS: f64 = 250.0;
 
 /// Whether `u`'s background around it may be drawn as a line and its stall shaded:
 /// its figures hold and its stall figure was not withheld (an overloaded gateway's
@@ -1777,14 +2026,12 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                         .filter_map(|u| u.row.stall_ms)
                         .fold(0.0, f64::max)),
                 },
-                if measured.is_empty() {
-                    "–".into()
-                } else {
-                    measured
-                        .iter()
-                        .map(|u| u.row.lost_beyond_baseline.unwrap_or(u.row.lost))
-                        .sum::<u64>()
-                        .to_string()
+                match (measured.is_empty(), Lost::of(&measured)) {
+                    (true, _) => "–".into(),
+                    (false, Lost::Sum(n)) => n.to_string(),
+                    (false, Lost::PerUpdate { most, why }) => {
+                        format!("{most} in one window at most ({why})")
+                    }
                 },
                 effect.map(num).unwrap_or_else(|| "–".into()),
                 // Violations only of reloads whose figures hold (as the findings);

@@ -54,13 +54,16 @@ fn window(rx: f64, gap: (f64, f64)) -> Vec<[f64; 4]> {
         .collect()
 }
 
-/// An `--event-rate` trial: `n` updates of trial 7, each one more rule installed.
+/// An `--event-rate` trial: `n` updates of trial 7, one a second (their windows apart),
+/// each one more rule installed.
 fn repeated(n: u32) -> Vec<Update> {
     (0..n)
         .map(|i| {
             let commit = 2.0 + f64::from(i);
             let w = window(10.0 + f64::from(i), (1.0, 2.0));
-            update(7, i, 20000 + u64::from(i), commit, 1.5, &w)
+            let mut u = update(7, i, 20000 + u64::from(i), commit, 1.5, &w);
+            u.row.start_unix_ns = 1_000_000_000 * u64::from(i + 1);
+            u
         })
         .collect()
 }
@@ -853,7 +856,7 @@ fn updates_at_other_rates_places_or_loads_are_never_pooled() {
     );
     // The background's load.
     let mut half = at(4, 20.0);
-    half.load = Some("50 % of its capacity".into());
+    half.load = Some(Load::same("50 % of 41000 pps".into(), false));
     let f = findings(&[once.clone(), half]);
     assert_eq!(f.len(), 2, "{f:?}");
     assert!(
@@ -862,8 +865,8 @@ fn updates_at_other_rates_places_or_loads_are_never_pooled() {
     );
     assert!(
         f[1].starts_with(
-            "adding 1 rule to 20000 (the background at 50 % of its capacity) with nft by \
-             batch took 20 ms"
+            "adding 1 rule to 20000 (the background at 50 % of 41000 pps) with nft by batch \
+             took 20 ms"
         ),
         "{f:?}"
     );
@@ -897,5 +900,202 @@ fn updates_at_other_rates_places_or_loads_are_never_pooled() {
           flows), and none at enough sizes for a curvature's CI (a series is one place and \
           one load)."
         ]
+    );
+}
+
+/// An update of `trial` started `at_ms` after 1 s (0: its start not stored), commit
+/// 2 ms, credited with `lost` beyond the baseline; its series the CLI's window, 50 ms
+/// before the commit's start to 250 ms after its end (bins −50 … 252: the last ends at
+/// 253 ms).
+fn lost_at(trial: i64, at_ms: u64, lost: u64) -> Update {
+    let bins: Vec<[f64; 4]> = (-50..=252)
+        .map(|ms| [f64::from(ms), 10.0, 0.0, 50.0])
+        .collect();
+    let mut u = update(trial, 0, 20000, 2.0, 1.0, &bins);
+    u.row.start_unix_ns = if at_ms == 0 {
+        0
+    } else {
+        1_000_000_000 + at_ms * 1_000_000
+    };
+    u.row.lost = lost + 10;
+    u.row.lost_beyond_baseline = Some(lost);
+    u
+}
+
+/// A group's loss is the sum of its updates' only where no two windows of one trial
+/// share a bin: windows apart (or of different trials, which share no packet) sum;
+/// overlapping by one bin, or not placed in time (a start not stored), give the
+/// largest per update, never a sum that counts a lost packet twice. A window is its
+/// series' bins, else (no readable series) the CLI's 50 ms before to 250 ms after.
+#[test]
+fn a_groups_loss_is_summed_only_over_windows_apart() {
+    let of = |us: &[Update]| Lost::of(&us.iter().collect::<Vec<_>>());
+    let overlap = |most| Lost::PerUpdate {
+        most,
+        why: "windows overlap: per-update loss, not summed",
+    };
+    // The first window ends at 253 ms: the next starts 50 ms before its commit.
+    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 304, 6)]), Lost::Sum(10));
+    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 303, 6)]), overlap(6));
+    // Three at 10/s, given out of order.
+    let fast = [lost_at(1, 201, 5), lost_at(1, 1, 7), lost_at(1, 101, 6)];
+    assert_eq!(of(&fast), overlap(7));
+    // Two trials at the same time: no packet of one is the other's.
+    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(2, 1, 6)]), Lost::Sum(10));
+    // One update at a start not stored: alone it sums; beside another, not.
+    assert_eq!(of(&[lost_at(1, 0, 4)]), Lost::Sum(4));
+    assert_eq!(
+        of(&[lost_at(1, 0, 4), lost_at(1, 5000, 6)]),
+        Lost::PerUpdate {
+            most: 6,
+            why: "windows not placed in time (a start not stored): per-update loss, not \
+                  summed"
+        }
+    );
+    // Without a readable series: [start − 50 ms, start + commit + 250 ms).
+    let unread = |at_ms, lost| {
+        let mut u = lost_at(1, at_ms, lost);
+        u.row.series = Some("not bins".into());
+        u
+    };
+    assert_eq!(of(&[unread(1, 4), unread(303, 6)]), Lost::Sum(10));
+    assert_eq!(of(&[unread(1, 4), unread(302, 6)]), overlap(6));
+    // The sentence: the largest per update, said so.
+    let said = findings(&fast).join("\n");
+    assert!(
+        said.contains(
+            "forwarding stalled 0 ms at most; 7 packets lost in one update's window at most \
+             (windows overlap: per-update loss, not summed)"
+        ),
+        "{said}"
+    );
+}
+
+/// `--load` over installed sizes: each size's background is a share of that size's
+/// capacity, so the labels (with the figure) differ by size — yet one share found alike
+/// is one commit-latency series, named without a figure; a size whose capacity was the
+/// sender's limit is not of that series.
+#[test]
+fn a_load_found_at_each_size_is_one_series_over_sizes() {
+    let at = |trial: i64, n: u64, pps: f64, sender: bool| {
+        let mut u = update(trial, 0, n, 2.0 + 4e-2 * n as f64, 1.0, &[]);
+        let load = serde_json::json!({"fraction": 0.5, "capacity": {"pps": pps,
+            "background_pps": pps / 2.0, "search": {"loss": 0.0, "step_s": 1.0,
+            "trials": 6, "converged": true, "limited_by_sender": sender}}});
+        let p = serde_json::json!({"packet": {"events": {"load": load}}});
+        u.load = load_of(&StoredParams::read(&p));
+        u
+    };
+    let sizes = [
+        (1u64, 90_000.0),
+        (1001, 80_000.0),
+        (20_001, 9_000.0),
+        (50_001, 4_000.0),
+    ];
+    let ups: Vec<Update> = (sizes.iter().enumerate())
+        .map(|(t, &(n, pps))| at(t as i64, n, pps, false))
+        .collect();
+    assert_eq!(
+        ups[0].load.as_ref().map(|l| l.label.as_str()),
+        Some("50 % of 90000 pps (its capacity, found by search)")
+    );
+    let f = growth(&ups);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with(
+            "Commit latency of adding 1 rule the background at 50 % of each size's capacity \
+             (found by search) with nft by batch over 1–50001 rules (4 trials at 4 sizes)"
+        ),
+        "{f:?}"
+    );
+    // The smallest size's capacity the sender's: a series apart, too small to fit.
+    let mut mixed = ups.clone();
+    mixed[0] = at(0, 1, 90_000.0, true);
+    let f = growth(&mixed);
+    assert!(
+        f[0].contains(
+            "not fitted — its trials differ in where their rules went or the \
+                       background's load"
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f[0].contains(
+            "50 % of each size's capacity, at least (the sender's limit, not the \
+                       gateway's)"
+        ),
+        "{f:?}"
+    );
+}
+
+/// A capacity of every doubt reads in one label, each said once (the search's doubts
+/// by kind, the sender's limit and the unsettled search not again); the figures' ids
+/// of such long labels stay short enough for a file name and apart.
+#[test]
+fn a_doubted_capacity_reads_once_per_doubt_and_its_ids_stay_short() {
+    let loaded = |trial: i64, last: &str| {
+        let mut u = update(trial, 0, 20000, 2.0, 1.0, &window(10.0, (9.0, 9.0)));
+        let load = serde_json::json!({"fraction": 0.5, "capacity": {"pps": 41000.0,
+            "search": {"converged": false, "limited_by_sender": true, "doubts": [
+                {"kind": "limited_by_fwbench", "why": "the sender"},
+                {"kind": "not_converged", "why": "out of trials"},
+                {"kind": "contradiction", "why": "a pass above a fail"},
+                {"kind": last, "why": "…"}]}}});
+        let p = serde_json::json!({"packet": {"events": {"load": load}}});
+        u.load = load_of(&StoredParams::read(&p));
+        u
+    };
+    let u = loaded(1, "too_few");
+    let l = u.load.clone().unwrap();
+    assert_eq!(
+        l.label,
+        "50 % of at least 41000 pps (the sender's limit, not the gateway's; a capacity its \
+         search did not settle; its search doubted: contradicting trials, too few \
+         measurements)"
+    );
+    assert!(l.doubted);
+    let figs = figures(&[u, loaded(2, "disturbed")]);
+    let ids: BTreeSet<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids.len(), 4, "two labels, two pairs apart: {ids:?}");
+    for id in &ids {
+        let part = id
+            .trim_start_matches("updates-add-1-20000")
+            .trim_end_matches("-received")
+            .trim_end_matches("-delay");
+        assert!(part.len() <= ID_PART_MAX, "{id}");
+        assert!(
+            part.starts_with("-load-50-of-at-least-its-capacity-the-sender"),
+            "{id}"
+        );
+    }
+}
+
+/// A figure's id names a searched capacity's load without its figure, which differs
+/// from run to run (the capacity is measured): the file names of two runs stay alike,
+/// and those of before ("-load-50-of-its-capacity").
+#[test]
+fn a_searched_loads_figure_id_is_stable_from_run_to_run() {
+    let at = |pps: f64| {
+        let mut u = update(1, 0, 20000, 2.0, 1.0, &window(10.0, (9.0, 9.0)));
+        let load = serde_json::json!({"fraction": 0.5, "capacity": {"pps": pps,
+            "background_pps": pps / 2.0, "search": {"converged": true,
+            "limited_by_sender": false, "loss": 0.0, "step_s": 1.0, "trials": 9}}});
+        let p = serde_json::json!({"packet": {"events": {"load": load}}});
+        u.load = load_of(&StoredParams::read(&p));
+        u
+    };
+    let ids = |u: Update| -> BTreeSet<String> { figures(&[u]).into_iter().map(|f| f.id).collect() };
+    let (a, b) = (ids(at(41_000.0)), ids(at(39_500.0)));
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+    assert!(
+        a.iter()
+            .all(|id| id.starts_with("updates-add-1-20000-load-50-of-its-capacity")),
+        "{a:?}"
+    );
+    // The label keeps the figure.
+    assert_eq!(
+        at(41_000.0).load.unwrap().label,
+        "50 % of 41000 pps (its capacity, found by search)"
     );
 }

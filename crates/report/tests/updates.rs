@@ -3,6 +3,7 @@
 
 use report::load;
 use serde_json::json;
+use std::collections::BTreeSet;
 use store::{Headline, Store, TrialRecord, UpdateRecord};
 
 mod common;
@@ -659,6 +660,8 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
                 .enumerate()
                 .map(|(i, &n)| UpdateRecord {
                     index: i as u32,
+                    // One a second: their windows apart.
+                    start_unix_ns: 1_000_000_000 * (i as u64 + 1),
                     kind: "reload".into(),
                     violations: Some(n),
                     violation_window_ms: (n > 0).then_some(n as f64 / 10.0),
@@ -940,7 +943,7 @@ fn updates_of_a_trial_flagged_for_more_than_its_updates_state_no_figure() {
 fn updates_beside_another_load_are_not_pooled() {
     let r = report_of(|s| {
         let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
-        for (rep, load) in [(1u32, None), (2, Some(json!({"fraction": 0.5})))] {
+        for (rep, load) in [(1u32, None), (2, Some(searched(0.5, 41000.0, search())))] {
             let mut events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch"});
             if let Some(l) = load {
                 events["load"] = l;
@@ -969,9 +972,9 @@ fn updates_beside_another_load_are_not_pooled() {
     );
     said(
         a,
-        "adding 1 rule to 20000 (the background at 50 % of its capacity) with nft by batch \
-         took 20 ms (median of 1); forwarding stalled 1 ms; 2 packets lost; the rule took \
-         effect after 5 ms.",
+        "adding 1 rule to 20000 (the background at 50 % of 41000 pps (its capacity, found by \
+         search)) with nft by batch took 20 ms (median of 1); forwarding stalled 1 ms; 2 \
+         packets lost; the rule took effect after 5 ms.",
     );
     let t = a
         .tables
@@ -983,7 +986,266 @@ fn updates_beside_another_load_are_not_pooled() {
         cells,
         [
             "add 1 (the background at the rate given)",
-            "add 1 (the background at 50 % of its capacity)"
+            "add 1 (the background at 50 % of 41000 pps (its capacity, found by search))"
+        ]
+    );
+}
+
+/// `params.packet.events.load` as fwbench stores it once the trial ran: the share of
+/// `pps`, found by `search` (`search()`: settled, by the gateway).
+fn searched(fraction: f64, pps: f64, search: serde_json::Value) -> serde_json::Value {
+    json!({
+        "fraction": fraction,
+        "capacity": {"pps": pps, "background_pps": fraction * pps, "search": search}
+    })
+}
+
+/// A capacity search as stored: settled, the gateway's.
+fn search() -> serde_json::Value {
+    json!({
+        "loss": 0.0, "step_s": 1.0, "trials": 7, "converged": true,
+        "fail_pps": 45000.0, "limited_by_sender": false
+    })
+}
+
+/// One flow trial per load, each with one add at 20 000 rules (commit `ms`), stored
+/// with its parameters as fwbench stores them.
+fn loaded(s: &mut Store, loads: &[(f64, Option<serde_json::Value>)]) -> i64 {
+    let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+    for (i, (ms, load)) in loads.iter().enumerate() {
+        let mut events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch"});
+        if let Some(l) = load {
+            events["load"] = l.clone();
+        }
+        let params = json!({"engine": "nft", "packet": {"events": events}});
+        let mut t = flow_trial(run, format!("nft-{i}"), 1, params);
+        t.updates = vec![update(
+            20000,
+            "batch",
+            *ms,
+            1.0,
+            2,
+            None,
+            &[(0.0, 10, 2, 50.0)],
+        )];
+        s.insert_trial(&t).unwrap();
+    }
+    finish(s, run)
+}
+
+/// `event_load` (issue 37): the label says the capacity's figure and how sound it is —
+/// found by a search that settled, the sender's limit (a lower bound of the gateway's),
+/// a search that did not settle or carries doubts, a stated rate — and a load that does
+/// not read says so, never "of its capacity". Updates of different labels are never
+/// pooled: two trials at one capacity are one sentence, one at another its own.
+#[test]
+fn a_load_reads_as_its_capacity_and_how_sound_that_is() {
+    let with = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut s = search();
+        f(&mut s);
+        searched(0.5, 41000.0, s)
+    };
+    let cases: Vec<(f64, serde_json::Value, &str)> = vec![
+        (
+            1.0,
+            searched(0.5, 41000.0, search()),
+            "50 % of 41000 pps (its capacity, found by search)",
+        ),
+        (
+            3.0,
+            searched(0.5, 42000.0, search()),
+            "50 % of 42000 pps (its capacity, found by search)",
+        ),
+        (
+            4.0,
+            with(&|s| s["limited_by_sender"] = json!(true)),
+            "50 % of at least 41000 pps (the sender's limit, not the gateway's)",
+        ),
+        (
+            5.0,
+            with(&|s| s["converged"] = json!(false)),
+            "50 % of 41000 pps (a capacity its search did not settle)",
+        ),
+        (
+            6.0,
+            with(&|s| {
+                s["doubts"] = json!([
+                    {"kind": "contradiction", "why": "45000 pps passed, then failed"},
+                    {"kind": "from_a_later_version", "why": "…"},
+                    {"kind": "contradiction", "why": "44000 pps passed, then failed"}
+                ])
+            }),
+            "50 % of 41000 pps (its search doubted: contradicting trials, from a later version)",
+        ),
+        (
+            12.0,
+            with(&|s| {
+                s["doubts"] = json!([{"kind": "limited_by_fwbench",
+                    "why": "the lowest failing rate, 45000 pps, failed by fwbench's own sink"}])
+            }),
+            "50 % of at least 41000 pps (fwbench's limit, not the gateway's)",
+        ),
+        (
+            7.0,
+            json!({"fraction": 0.25, "of": {"pps": 40000.0},
+                   "capacity": {"pps": 40000.0, "background_pps": 10000.0}}),
+            "25 % of 40000 pps",
+        ),
+        (
+            8.0,
+            json!("half"),
+            "an unreadable load (its share not read)",
+        ),
+        (
+            9.0,
+            json!({"fraction": 0.5, "of": "40kpps"}),
+            "50 % of a stated rate not read",
+        ),
+        (
+            10.0,
+            json!({"fraction": 0.5, "capacity": "41k"}),
+            "50 % of a capacity not read",
+        ),
+        (
+            11.0,
+            json!({"fraction": 0.5}),
+            "50 % of a capacity found by search, its figure not stored",
+        ),
+    ];
+    let mut loads: Vec<(f64, Option<serde_json::Value>)> = cases
+        .iter()
+        .map(|(ms, l, _)| (*ms, Some(l.clone())))
+        .collect();
+    // A second trial at the first capacity: pooled with it (median of 2).
+    loads.push((2.0, Some(searched(0.5, 41000.0, search()))));
+    let r = report_of(|s| loaded(s, &loads));
+    let a = &r.runs[0].analysis;
+    for (ms, _, label) in &cases {
+        // The first is pooled with the second trial at its capacity: two trials' losses.
+        let (commit, n, felt) = if *ms == 1.0 {
+            (1.5, 2, "stalled 1 ms at most; 4 packets lost")
+        } else {
+            (*ms, 1, "stalled 1 ms; 2 packets lost")
+        };
+        let head = format!(
+            "adding 1 rule to 20000 (the background at {label}) with nft by batch took {commit} \
+             ms (median of {n}); forwarding {felt}."
+        );
+        assert!(
+            a.findings.iter().any(|f| f.starts_with(&head)),
+            "{head}\nnot in {:#?}",
+            a.findings
+        );
+    }
+    assert!(
+        !a.findings.iter().any(|f| f.contains("of its capacity")),
+        "{:#?}",
+        a.findings
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let cells: BTreeSet<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
+    let labels: BTreeSet<String> = cases
+        .iter()
+        .map(|(_, _, l)| format!("add 1 (the background at {l})"))
+        .collect();
+    assert_eq!(cells, labels.iter().map(String::as_str).collect());
+
+    // Alone in its run: a capacity found by a settled search is not named (nothing
+    // differs); one that is the sender's limit always is, where the figures are read.
+    let r = report_of(|s| loaded(s, &[(1.0, Some(searched(0.5, 41000.0, search())))]));
+    let update = |a: &report::figure::Analysis| {
+        let f = a.findings.iter().find(|f| f.starts_with("adding"));
+        f.cloned().unwrap_or_default()
+    };
+    let f = update(&r.runs[0].analysis);
+    assert!(
+        f.starts_with("adding 1 rule to 20000 with nft by batch"),
+        "{f}"
+    );
+    let r = report_of(|s| loaded(s, &[(1.0, Some(cases[2].1.clone()))]));
+    let a = &r.runs[0].analysis;
+    assert!(
+        update(a).starts_with(
+            "adding 1 rule to 20000 (the background at 50 % of at least 41000 pps (the \
+             sender's limit, not the gateway's)) with nft by batch"
+        ),
+        "{:?}",
+        a.findings
+    );
+    assert_eq!(
+        updates_row(a, "20000")[2],
+        "add 1 (the background at 50 % of at least 41000 pps (the sender's limit, not the \
+         gateway's))"
+    );
+}
+
+/// Above 3–4 updates/s a trial's 300-ms windows (50 ms before each commit to 250 ms
+/// after it) overlap: the same lost packets are in two or more of them. Their loss is
+/// then not summed — the stored rows cannot give the union's loss beyond the baseline —
+/// but said per update, the largest; a trial whose windows lie apart sums as before.
+#[test]
+fn the_loss_of_overlapping_windows_is_not_summed() {
+    // Bins from 50 ms before the commit's start to 250 ms after its end (2 ms).
+    let window: Vec<(f64, u32, u32, f64)> =
+        (-50..=252).map(|ms| (f64::from(ms), 10, 0, 50.0)).collect();
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        for (key, rate, gap_ms, credited) in [
+            ("fast", 10.0, 100u64, [5u64, 7, 6]),
+            ("slow", 1.0, 1000, [2, 3, 4]),
+        ] {
+            let events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch",
+                                "rate": rate});
+            let params = json!({"engine": "nft", "packet": {"events": events}});
+            let mut t = flow_trial(run, key.into(), 1, params);
+            t.updates = credited
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| UpdateRecord {
+                    index: i as u32,
+                    start_unix_ns: 1_000_000_000 + i as u64 * gap_ms * 1_000_000,
+                    lost_beyond_baseline: Some(n),
+                    ..update(20000 + i as u64, "batch", 2.0, 1.0, n + 3, None, &window)
+                })
+                .collect();
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        "adding 1 rule to 20000 (repeated at 10 updates/s) with nft by batch took 2 ms \
+         (median of 3); forwarding stalled 1 ms at most; 7 packets lost in one update's \
+         window at most (windows overlap: per-update loss, not summed).",
+    );
+    said(
+        a,
+        "adding 1 rule to 20000 (repeated at 1 updates/s) with nft by batch took 2 ms \
+         (median of 3); forwarding stalled 1 ms at most; 9 packets lost.",
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let lost: Vec<(&str, &str)> = t
+        .rows
+        .iter()
+        .map(|r| (r[2].as_str(), r[8].as_str()))
+        .collect();
+    assert_eq!(
+        lost,
+        [
+            ("add 1 (repeated at 1 updates/s)", "9"),
+            (
+                "add 1 (repeated at 10 updates/s)",
+                "7 in one window at most (windows overlap: per-update loss, not summed)"
+            )
         ]
     );
 }

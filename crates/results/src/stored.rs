@@ -625,18 +625,120 @@ fn doubt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<DoubtStored>, D::Er
         .collect())
 }
 
+/// Read an object field that is there (not `null`) as `T`, or as `T`'s default —
+/// nothing read — when it has another shape (an array too, which serde would read
+/// field by field in order): an unreadable value is never taken for an absent one.
+fn present<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok((!v.is_null()).then(|| {
+        v.is_object()
+            .then(|| serde_json::from_value(v).ok())
+            .flatten()
+            .unwrap_or_default()
+    }))
+}
+
 /// `params.events.load` (`--load`): the background's rate as a share of what the
 /// gateway forwards (`of` absent: found by a search before the trial) or of a stated
-/// rate.
+/// rate, and what that was once the trial ran (`capacity`). A load that is there but
+/// no object (`"load": "0.5"`) reads as one with nothing read (`fraction` absent:
+/// unreadable), never as no load; `null` reads as none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LoadStored {
+    pub fraction: Option<f64>,
+    /// The stated rate, as `proto::Rate` stores it: `{"pps": …}` or `{"bps": …}` (one of
+    /// another shape: neither read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of: Option<RateStored>,
+    /// What the share was taken of (fwbench's `params::events::Capacity`, recorded when
+    /// the trial ran; absent in trials stored before it was; one of another shape:
+    /// nothing read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityStored>,
+}
+
+impl<'de> Deserialize<'de> for LoadStored {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LoadStored, D::Error> {
+        let v = Value::deserialize(d)?;
+        if v.is_null() {
+            return Err(serde::de::Error::custom("no load"));
+        }
+        // An object only (serde would read an array field by field in order).
+        let o: LoadObject = (v.is_object())
+            .then(|| serde_json::from_value(v).ok())
+            .flatten()
+            .unwrap_or_default();
+        Ok(LoadStored {
+            fraction: o.fraction,
+            of: o.of,
+            capacity: o.capacity,
+        })
+    }
+}
+
+/// [`LoadStored`]'s fields, each read leniently from an object.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct LoadObject {
+    #[serde(deserialize_with = "lenient")]
+    fraction: Option<f64>,
+    #[serde(deserialize_with = "present")]
+    of: Option<RateStored>,
+    #[serde(deserialize_with = "present")]
+    capacity: Option<CapacityStored>,
+}
+
+/// `params.events.load.capacity`: the gateway's capacity the share was taken of, and
+/// how it was found (`search` absent: stated).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct LoadStored {
-    #[serde(deserialize_with = "lenient")]
-    pub fraction: Option<f64>,
-    /// The stated rate, as `proto::Rate` stores it: `{"pps": …}` or `{"bps": …}`.
+pub struct CapacityStored {
+    /// Packets/s: stated, or the rate the search found.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
-    pub of: Option<RateStored>,
+    pub pps: Option<f64>,
+    /// The background's offered rate, the share of `pps`, packets/s.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub background_pps: Option<f64>,
+    /// The short search that found `pps` (absent: stated; one of another shape:
+    /// nothing read).
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub search: Option<CapacitySearchStored>,
 }
+
+/// `capacity.search`: the short NDR search that found a capacity, and its witness.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapacitySearchStored {
+    /// Loss ratio still counted as forwarded (0: an NDR).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// Length of each of its trials, s.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub step_s: Option<f64>,
+    /// Its trials.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u64>,
+    /// Its bracket closed and no contradiction persisted.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub converged: Option<bool>,
+    /// The lowest rate it saw fail, packets/s.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub fail_pps: Option<f64>,
+    /// Even an unpaced flood passed: the capacity is what the sender got out, a lower
+    /// bound of the gateway's.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub limited_by_sender: Option<bool>,
+    /// Why its capacity may not be believed, each read alone (absent in searches
+    /// stored before they carried doubts; one that does not read is kept as its text).
+    #[serde(deserialize_with = "doubt_list", skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<DoubtStored>,
+}
+
+#[cfg(test)]
+#[path = "stored_load_tests.rs"]
+mod load_tests;
 
 /// A stated rate as stored: packets or bits per second.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
