@@ -284,7 +284,7 @@ fn load_of(p: &StoredParams) -> Option<Load> {
             }
             // Its lowest failing rate failed by fwbench (its sender, its sink): the
             // capacity is a lower bound of the gateway's too.
-            if !at_least && s.doubts.iter().any(|d| d.kind == "limited_by_fwbench") {
+            if !at_least && s.fail_by_fwbench.is_some() {
                 at_least = true;
                 doubts.push("fwbench's limit, not the gateway's".into());
             }
@@ -297,8 +297,7 @@ fn load_of(p: &StoredParams) -> Option<Load> {
             // flagged for them), those said above left out.
             let mut kinds: Vec<String> = vec![];
             for d in &s.doubts {
-                let said = (at_least && d.kind == "limited_by_fwbench")
-                    || (s.converged == Some(false) && d.kind == "not_converged");
+                let said = s.converged == Some(false) && d.kind == "not_converged";
                 let k = doubt_kind_words(d);
                 if !said && !kinds.contains(&k) {
                     kinds.push(k);
@@ -420,6 +419,16 @@ impl Alike {
             load: u.load.as_ref().map(|l| l.label.clone()),
             load_doubted: u.load.as_ref().is_some_and(|l| l.doubted),
             load_id: u.load.as_ref().map(|l| l.id.clone()),
+        }
+    }
+
+    /// [`Alike::of`] for a figure ([`pooled`]): its load without the capacity's figure
+    /// ([`Load::id`]), so that engines whose searches found other capacities are drawn
+    /// side by side (each line's note says its own).
+    fn figure(u: &Update) -> Alike {
+        Alike {
+            load: u.load.as_ref().map(|l| l.id.clone()),
+            ..Alike::of(u)
         }
     }
 
@@ -1396,7 +1405,8 @@ enum Lost {
     Sum(u64),
     /// Not summed: two windows of one trial overlap (above 3–4 updates/s a 300-ms
     /// window holds the next update's start), or a trial's windows cannot be placed in
-    /// time, so a sum would count the same lost packets two or more times. The stored
+    /// time, and more than one of its updates lost packets, so a sum would count the
+    /// same lost packets two or more times. The stored
     /// rows cannot give their union soundly: each window's loss beyond the baseline is
     /// reckoned against a baseline (the trial's quiet window, or the 50 ms before that
     /// update) whose loss rate is not stored, and a bin of a later window that straddles
@@ -1411,12 +1421,15 @@ enum Lost {
 impl Lost {
     fn of(measured: &[&Update]) -> Lost {
         let credited = |u: &Update| u.row.lost_beyond_baseline.unwrap_or(u.row.lost);
-        let mut by_trial: BTreeMap<i64, Vec<Option<(i128, i128)>>> = BTreeMap::new();
+        let mut by_trial: BTreeMap<i64, Vec<&Update>> = BTreeMap::new();
         for u in measured {
-            by_trial.entry(u.trial_id).or_default().push(window_ns(u));
+            by_trial.entry(u.trial_id).or_default().push(u);
         }
         let mut why = None;
-        for windows in by_trial.values().filter(|w| w.len() > 1) {
+        // A trial where at most one update lost anything counts nothing twice.
+        let twice = |us: &&Vec<&Update>| us.iter().filter(|u| credited(u) > 0).count() > 1;
+        for us in by_trial.values().filter(twice) {
+            let windows: Vec<Option<(i128, i128)>> = us.iter().map(|u| window_ns(u)).collect();
             let Some(mut placed) = windows.iter().copied().collect::<Option<Vec<_>>>() else {
                 why = why.or(Some(
                     "windows not placed in time (a start not stored): per-update loss, not \
@@ -1446,7 +1459,8 @@ impl Lost {
 /// The window an update's figures were counted over, [from, to) in ns since the epoch
 /// (`None`: its start not stored, 0 — fwbench counts no window for it): its series'
 /// bins (their starts are `start_unix_ns` plus their ms, the last one as wide as the
-/// one before it), else the CLI's window (`events::BEFORE_NS` before the start to
+/// one before it, ending no later than `AFTER_NS` after the commit: fwbench's last bin
+/// may start where its window ends), else the CLI's window (`events::BEFORE_NS` before the start to
 /// `AFTER_NS` after the commit: [`WINDOW_BEFORE_MS`], [`WINDOW_AFTER_MS`]).
 fn window_ns(u: &Update) -> Option<(i128, i128)> {
     let r = &u.row;
@@ -1462,7 +1476,10 @@ fn window_ns(u: &Update) -> Option<(i128, i128)> {
         };
         Some((at(b.first()?[0]), at(b.last()?[0] + width)))
     });
-    Some(from_series.unwrap_or((at(-WINDOW_BEFORE_MS), at(r.commit_ms + WINDOW_AFTER_MS))))
+    // fwbench's window ends AFTER_NS after the commit, before its last bin does where
+    // that bin starts at the end (it counts nothing there).
+    let end = at(r.commit_ms + WINDOW_AFTER_MS);
+    Some(from_series.map_or((at(-WINDOW_BEFORE_MS), end), |(a, z)| (a, z.min(end))))
 }
 
 /// An update's window starts this long before its commit's start (fwbench's
@@ -1651,19 +1668,22 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
 fn pooled(updates: &[Update]) -> Vec<Figure> {
     // (unit, kind, K, installed, elements, the rest alike) → (what varies among its
     // kin, engine by method → the updates' bins and the updates).
-    type Windows<'a> = BTreeMap<String, Vec<(Vec<[f64; 4]>, &'a Update)>>;
+    // Lines by engine and method, and the background's load in words (its capacity).
+    type Windows<'a> = BTreeMap<(String, Option<String>), Vec<(Vec<[f64; 4]>, &'a Update)>>;
     type At = (Unit, String, u32, u64, u64, Alike);
     let grouped = groups(updates);
     let kin = Varies::by(grouped.keys());
     let mut by: BTreeMap<At, (Varies, Windows)> = BTreeMap::new();
     for (key, rows) in grouped {
         let varies = Varies::of(&kin, &key);
-        let (unit, engine, method, kind, k, installed, elements, alike) = key;
+        let (unit, engine, method, kind, k, installed, elements, _) = key;
+        let Some(first) = rows.first() else { continue };
+        let load = first.load.as_ref().map(|l| l.label.clone());
         let entry = by
-            .entry((unit, kind, k, installed, elements, alike))
+            .entry((unit, kind, k, installed, elements, Alike::figure(first)))
             .or_insert_with(|| (varies, BTreeMap::new()))
             .1
-            .entry(format!("{engine} by {method}"))
+            .entry((format!("{engine} by {method}"), load))
             .or_default();
         for u in rows {
             if let Some(b) = u
@@ -1679,11 +1699,29 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
     }
     let mut out = vec![];
     for ((unit, kind, k, installed, elements, alike), (varies, windows)) in by {
-        let windows: Vec<(String, Vec<_>)> =
+        let windows: Vec<((String, Option<String>), Vec<_>)> =
             windows.into_iter().filter(|(_, w)| !w.is_empty()).collect();
         if windows.is_empty() {
             continue;
         }
+        // A line's name: its engine and method, and its load where one engine and
+        // method has lines at two (two capacities); the load said in its note where
+        // it is more than the figure's words (a capacity's figure).
+        let alike_words = alike.load.clone();
+        let windows: Vec<(String, Option<String>, Vec<_>)> = (windows.iter())
+            .map(|((name, load), w)| {
+                let twice = windows.iter().filter(|((n, _), _)| n == name).count() > 1;
+                let name = match load {
+                    Some(l) if twice => format!("{name} (the background at {l})"),
+                    _ => name.clone(),
+                };
+                let said = load
+                    .clone()
+                    .filter(|l| Some(l) != alike_words.as_ref())
+                    .map(|l| format!(" The background at {l}."));
+                (name, said, w.clone())
+            })
+            .collect();
         let several = windows.len() > 1;
         let (what, _) = doing_beside(&kind, k, installed, elements, &alike.words(&varies));
         let mut received = vec![];
@@ -1693,7 +1731,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         let mut slowest: Option<(f64, String)> = None;
         let mut stalls = vec![];
         let mut leaks = vec![];
-        for (name, w) in &windows {
+        for (name, load_note, w) in &windows {
             leaks.extend(violation_span(
                 w.iter().map(|x| x.1),
                 several.then_some(name.as_str()),
@@ -1711,29 +1749,31 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
             stalls.extend(stall(unit, &mean, several.then_some(name.as_str())));
             let commit = median(w.iter().map(|x| x.1.row.commit_ms)).unwrap_or(0.0);
             let left: Vec<&Update> = w.iter().map(|x| x.1).filter(|u| !drawn(u)).collect();
-            notes.push(match (shown.len(), left.is_empty()) {
-                (_, true) => format!(
-                    "{name}: mean of {} updates; the commit took {} ms (median).",
-                    w.len(),
-                    num(commit)
-                ),
-                (0, false) => format!(
-                    "{name}: no line, no stall shaded — no update's background figures \
+            notes.push(
+                match (shown.len(), left.is_empty()) {
+                    (_, true) => format!(
+                        "{name}: mean of {} updates; the commit took {} ms (median).",
+                        w.len(),
+                        num(commit)
+                    ),
+                    (0, false) => format!(
+                        "{name}: no line, no stall shaded — no update's background figures \
                      hold ({}); the commit took {} ms (median of {}).",
-                    not_drawn(&left),
-                    num(commit),
-                    w.len()
-                ),
-                (n, false) => format!(
-                    "{name}: mean of {n} of {} updates ({} left out: {}); the commit took \
+                        not_drawn(&left),
+                        num(commit),
+                        w.len()
+                    ),
+                    (n, false) => format!(
+                        "{name}: mean of {n} of {} updates ({} left out: {}); the commit took \
                      {} ms (median of all {}).",
-                    w.len(),
-                    left.len(),
-                    not_drawn(&left),
-                    num(commit),
-                    w.len()
-                ),
-            });
+                        w.len(),
+                        left.len(),
+                        not_drawn(&left),
+                        num(commit),
+                        w.len()
+                    ),
+                } + load_note.as_deref().unwrap_or(""),
+            );
             let effects = w.iter().filter(|x| holds(x.1));
             if let Some(e) = median(effects.filter_map(|x| x.1.row.time_to_effect_ms)) {
                 let whose = if several {

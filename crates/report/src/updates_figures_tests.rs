@@ -905,8 +905,8 @@ fn updates_at_other_rates_places_or_loads_are_never_pooled() {
 
 /// An update of `trial` started `at_ms` after 1 s (0: its start not stored), commit
 /// 2 ms, credited with `lost` beyond the baseline; its series the CLI's window, 50 ms
-/// before the commit's start to 250 ms after its end (bins −50 … 252: the last ends at
-/// 253 ms).
+/// before the commit's start to 250 ms after its end (bins −50 … 252: the last starts
+/// where the window ends, 252 ms, and counts nothing there).
 fn lost_at(trial: i64, at_ms: u64, lost: u64) -> Update {
     let bins: Vec<[f64; 4]> = (-50..=252)
         .map(|ms| [f64::from(ms), 10.0, 0.0, 50.0])
@@ -934,12 +934,22 @@ fn a_groups_loss_is_summed_only_over_windows_apart() {
         most,
         why: "windows overlap: per-update loss, not summed",
     };
-    // The first window ends at 253 ms: the next starts 50 ms before its commit.
+    // The first window ends at 253 ms (1 + 2 + 250: its series' last bin, at 252 ms
+    // from the commit, counts nothing in fwbench's window): the next starts 50 ms
+    // before its commit — at 303 they touch, and sum.
     assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 304, 6)]), Lost::Sum(10));
-    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 303, 6)]), overlap(6));
+    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 303, 6)]), Lost::Sum(10));
+    assert_eq!(of(&[lost_at(1, 1, 4), lost_at(1, 302, 6)]), overlap(6));
     // Three at 10/s, given out of order.
     let fast = [lost_at(1, 201, 5), lost_at(1, 1, 7), lost_at(1, 101, 6)];
     assert_eq!(of(&fast), overlap(7));
+    // Overlapping, but only one of them lost anything (or none did): nothing is
+    // counted twice, the sum is exact.
+    assert_eq!(
+        of(&[lost_at(1, 201, 0), lost_at(1, 1, 7), lost_at(1, 101, 0)]),
+        Lost::Sum(7)
+    );
+    assert_eq!(of(&[lost_at(1, 1, 0), lost_at(1, 101, 0)]), Lost::Sum(0));
     // Two trials at the same time: no packet of one is the other's.
     assert_eq!(of(&[lost_at(1, 1, 4), lost_at(2, 1, 6)]), Lost::Sum(10));
     // One update at a start not stored: alone it sums; beside another, not.
@@ -1050,8 +1060,8 @@ fn a_doubted_capacity_reads_once_per_doubt_and_its_ids_stay_short() {
     assert_eq!(
         l.label,
         "50 % of at least 41000 pps (the sender's limit, not the gateway's; a capacity its \
-         search did not settle; its search doubted: contradicting trials, too few \
-         measurements)"
+         search did not settle; its search doubted: limited by fwbench, contradicting \
+         trials, too few measurements)"
     );
     assert!(l.doubted);
     let figs = figures(&[u, loaded(2, "disturbed")]);
@@ -1097,5 +1107,61 @@ fn a_searched_loads_figure_id_is_stable_from_run_to_run() {
     assert_eq!(
         at(41_000.0).load.unwrap().label,
         "50 % of 41000 pps (its capacity, found by search)"
+    );
+}
+
+/// Engines whose capacity searches found other capacities at one share are drawn side
+/// by side in one figure (the share alike), each line's note saying its capacity; one
+/// engine and method at two capacities is two lines, each named by its load.
+#[test]
+fn engines_at_one_share_of_their_own_capacities_share_a_figure() {
+    let at = |trial: i64, engine: &str, pps: f64| {
+        let mut u = update(trial, 0, 20000, 2.0, 1.0, &window(10.0, (9.0, 9.0)));
+        u.engine = engine.into();
+        let load = serde_json::json!({"fraction": 0.5, "capacity": {"pps": pps,
+            "background_pps": pps / 2.0, "search": {"converged": true,
+            "limited_by_sender": false, "loss": 0.0, "step_s": 1.0, "trials": 9}}});
+        let p = serde_json::json!({"packet": {"events": {"load": load}}});
+        u.load = load_of(&StoredParams::read(&p));
+        u
+    };
+    let figs = figures(&[at(1, "nft", 41_000.0), at(2, "iptables-legacy", 12_000.0)]);
+    let received: Vec<&Figure> = figs
+        .iter()
+        .filter(|f| f.id.ends_with("-received"))
+        .collect();
+    assert_eq!(
+        received.len(),
+        1,
+        "{:?}",
+        figs.iter().map(|f| &f.id).collect::<Vec<_>>()
+    );
+    let f = received[0];
+    assert_eq!(f.id, "updates-add-1-20000-load-50-of-its-capacity-received");
+    assert_eq!(f.series.len(), 2, "{:?}", f.series);
+    assert!(
+        f.notes.iter().any(|n| n.starts_with("nft by batch: ")
+            && n.ends_with(
+                " The background at 50 % of 41000 pps (its capacity, found by search)."
+            )),
+        "{:?}",
+        f.notes
+    );
+    assert!(
+        f.notes.iter().any(|n| n.starts_with("iptables-legacy by batch: ")
+            && n.contains("50 % of 12000 pps")),
+        "{:?}",
+        f.notes
+    );
+    // One engine at two capacities: two lines, named by their loads.
+    let figs = figures(&[at(1, "nft", 41_000.0), at(2, "nft", 12_000.0)]);
+    let f = figs.iter().find(|f| f.id.ends_with("-received")).unwrap();
+    let names: Vec<&str> = f.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "nft by batch (the background at 50 % of 12000 pps (its capacity, found by search))",
+            "nft by batch (the background at 50 % of 41000 pps (its capacity, found by search))"
+        ]
     );
 }

@@ -1080,8 +1080,8 @@ fn a_load_reads_as_its_capacity_and_how_sound_that_is() {
         (
             12.0,
             with(&|s| {
-                s["doubts"] = json!([{"kind": "limited_by_fwbench",
-                    "why": "the lowest failing rate, 45000 pps, failed by fwbench's own sink"}])
+                s["fail_by_fwbench"] =
+                    json!("the lowest failing rate, 45000 pps, failed by fwbench's own sink")
             }),
             "50 % of at least 41000 pps (fwbench's limit, not the gateway's)",
         ),

@@ -610,9 +610,14 @@ pub struct DoubtStored {
 /// "unreadable" and its text as why (never dropped, nor hiding the others).
 fn doubt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<DoubtStored>, D::Error> {
     let v = Value::deserialize(d)?;
-    Ok(v.as_array()
+    // Not a list (nor null): one that does not read, never none.
+    let items = match &v {
+        Value::Null => vec![],
+        Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    Ok(items
         .into_iter()
-        .flatten()
         .map(|x| {
             serde_json::from_value::<DoubtStored>(x.clone())
                 .ok()
@@ -734,6 +739,10 @@ pub struct CapacitySearchStored {
     /// stored before they carried doubts; one that does not read is kept as its text).
     #[serde(deserialize_with = "doubt_list", skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<DoubtStored>,
+    /// Why its lowest failing rate failed by fwbench (its sender, its sink): the
+    /// capacity is a lower bound of the gateway's, as with `limited_by_sender`.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub fail_by_fwbench: Option<String>,
 }
 
 #[cfg(test)]

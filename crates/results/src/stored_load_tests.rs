@@ -57,3 +57,29 @@ fn a_load_of_another_shape_is_unreadable_never_absent() {
     let l = load(json!({"fraction": 0.5, "of": null, "capacity": null})).unwrap();
     assert_eq!((l.of, l.capacity), (None, None));
 }
+
+/// A capacity search's doubts that are not a list read as one unreadable doubt, never
+/// as none (the search would read clean); `null` is none; a list's items each alone.
+#[test]
+fn doubts_that_are_no_list_are_one_unreadable_never_none() {
+    let search = |doubts: Value| {
+        load(json!({"fraction": 0.5, "capacity": {"pps": 1.0,
+            "search": {"converged": true, "doubts": doubts, "fail_by_fwbench": "sink"}}}))
+        .unwrap()
+        .capacity
+        .unwrap()
+        .search
+        .unwrap()
+    };
+    let s = search(json!("out of trials"));
+    assert_eq!(s.doubts.len(), 1, "{s:?}");
+    assert_eq!(s.doubts[0].kind, "unreadable");
+    assert_eq!(s.doubts[0].why, "\"out of trials\"");
+    assert_eq!(s.fail_by_fwbench.as_deref(), Some("sink"));
+    assert_eq!(search(Value::Null).doubts, vec![]);
+    let s = search(json!([{"kind": "contradiction", "why": "w"}, 3]));
+    assert_eq!(
+        s.doubts.iter().map(|d| d.kind.as_str()).collect::<Vec<_>>(),
+        ["contradiction", "unreadable"]
+    );
+}

@@ -93,13 +93,19 @@ pub struct CapacitySearch {
     /// bound of the gateway's.
     #[serde(default)]
     pub limited_by_sender: bool,
-    /// Why its answer may not be the gateway's capacity: the search's own doubts (a
-    /// lowest failing rate that failed by fwbench's sender or sink, a deciding step
-    /// whose trial was flagged, a contradiction that persisted, out of trials); both
-    /// searches' where it searched again below the lowest failure. Absent when none,
-    /// so the stored params and keys of trials without any stay what they were.
+    /// Why its answer may not be the gateway's capacity, judged on the steps it was
+    /// taken from (`search::load`): a bracket that did not settle (out of trials, a
+    /// contradiction that persisted — of the second search where one ran below the
+    /// lowest failure), a step that decides it whose trial was flagged, a sender behind
+    /// its schedule at or below it. Absent when none, so the stored params and keys of
+    /// trials without any stay what they were.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<results::Doubt>,
+    /// Why its lowest failing rate failed by fwbench (its sender behind, its sink):
+    /// the capacity is then a lower bound of the gateway's, as with
+    /// `limited_by_sender` — no doubt of the share, which is at most the one asked.
+    /// Absent otherwise.
+    pub fail_by_fwbench: Option<String>,
 }
 
 /// `F` or `F@RATE`: `0.5`, `50%`, `0.5@40kpps`.

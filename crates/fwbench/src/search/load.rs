@@ -111,38 +111,38 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                 load.fraction, p.rules, MAX_TRIALS
             );
             let mut r = ndr_search(&steps, &sp, run)?;
+            // Whether the bracket the capacity stands on settled: the search's own
+            // word (out of trials, a contradiction that persisted).
+            let unsettled = |d: &Vec<results::Doubt>| -> Vec<results::Doubt> {
+                (d.iter())
+                    .filter(|d| {
+                        matches!(
+                            d.kind,
+                            results::DoubtKind::NotConverged | results::DoubtKind::Contradiction
+                        )
+                    })
+                    .cloned()
+                    .collect()
+            };
+            let mut settled = unsettled(&r.doubts);
             // Its only passes failed again above (a gateway at its limit on a noisy
             // host): once more, below the lowest rate that failed — the passes of both
             // judged against the fails of both.
-            let lowest_fail = lowest_fail(&r.curve);
-            if below_every_fail(&r.curve).is_none() && lowest_fail.is_finite() {
+            let lowest = lowest_fail(&r.curve);
+            if below_every_fail(&r.curve).is_none() && lowest.is_finite() {
                 eprintln!(
                     "  --load {}: no pass held below every failure; searching again below \
-                     {lowest_fail:.0} pps",
+                     {lowest:.0} pps",
                     load.fraction
                 );
                 let below = SearchParams {
-                    max_rate: Some(Rate::Pps(lowest_fail)),
+                    max_rate: Some(Rate::Pps(lowest)),
                     ..sp
                 };
                 let again = ndr_search(&steps, &below, run)?;
-                // Both searches' doubts, each saying which it is — but for the first's
-                // unsettled bracket (out of trials, a contradiction), which is what the
-                // second search settles below every failure of both: its own say
-                // whether it did. A step of either flagged, or limited by fwbench,
-                // stays.
-                let first = std::mem::take(&mut r.doubts).into_iter().filter(|d| {
-                    !matches!(
-                        d.kind,
-                        results::DoubtKind::NotConverged | results::DoubtKind::Contradiction
-                    )
-                });
-                r.doubts = which_search(first.collect(), "its first search")
-                    .chain(which_search(
-                        again.doubts,
-                        &format!("its search again below {lowest_fail:.0} pps"),
-                    ))
-                    .collect();
+                // The first's unsettled bracket is what the second settles below every
+                // failure of both: the second's word says whether it did.
+                settled = unsettled(&again.doubts);
                 r.curve.extend(again.curve);
                 r.trials += again.trials;
                 r.converged = again.converged;
@@ -164,6 +164,7 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                     load.fraction
                 );
             };
+            let (doubts, fail_by_fwbench) = witness(&r.curve, found, settled);
             Found {
                 pps: found,
                 search: Some(CapacitySearch {
@@ -173,7 +174,8 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                     converged: r.converged,
                     fail_pps: r.fail_pps,
                     limited_by_sender: r.limited_by_sender,
-                    doubts: r.doubts,
+                    doubts,
+                    fail_by_fwbench,
                 }),
             }
         }
@@ -212,12 +214,37 @@ fn below_every_fail(curve: &[Point]) -> Option<f64> {
         .reduce(f64::max)
 }
 
-/// `doubts` of one of the capacity's two searches, each why saying which (`of`).
-fn which_search(doubts: Vec<results::Doubt>, of: &str) -> impl Iterator<Item = results::Doubt> {
-    let of = of.to_string();
-    doubts
-        .into_iter()
-        .map(move |d| results::Doubt::new(d.kind, format!("{of}: {}", d.why)))
+/// The capacity's witness, judged on the steps it was taken from (`curve`, of one
+/// search or two): `settled`, what the search said of its bracket (not converged, a
+/// contradiction); the steps that decide the capacity `found` — the passes at it and
+/// the lowest that failed — flagged by their own trials (traffic that bypassed the
+/// rule set passes any rate); a sender behind its schedule at or below it (the pass
+/// measured fwbench). Apart: why the lowest failure was fwbench's (its sender, its
+/// sink) where it was — the capacity is then a lower bound of the gateway's, no
+/// doubt of it ([`CapacitySearch::fail_by_fwbench`]). The ndr's own doubts speak of its
+/// answer, which the capacity need not be (a pass above a failure is no capacity).
+fn witness(
+    curve: &[Point],
+    found: f64,
+    settled: Vec<results::Doubt>,
+) -> (Vec<results::Doubt>, Option<String>) {
+    use crate::search::witness as w;
+    let fail = Some(lowest_fail(curve)).filter(|f| f.is_finite());
+    let mut doubts = settled;
+    doubts.extend(w::below_found(curve, Some(found)));
+    doubts.extend(w::flagged_bracket(
+        curve,
+        Some(found),
+        fail,
+        "pps",
+        [
+            " that carries the capacity",
+            " that bounds the capacity (the lowest that failed)",
+        ],
+        true,
+    ));
+    let by_fwbench = w::fail_by_fwbench(curve, Some(found), fail).map(|d| d.why);
+    (doubts, by_fwbench)
 }
 
 /// The lowest rate of `curve` that failed (infinite when none did).

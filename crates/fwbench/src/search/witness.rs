@@ -156,24 +156,29 @@ fn widest<'a>(
 /// nothing of the gateway above it.
 pub fn sender_doubts(points: &[Point], found: Option<f64>, fail: Option<f64>) -> Vec<Doubt> {
     let mut out = below_found(points, found);
-    let lowest = fail.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
-    if let Some((p, why)) = lowest.and_then(|p| fwbench_fail(p).map(|why| (p, why))) {
-        let answer = match found {
-            Some(x) => format!(
-                "the rate found, {x:.0} pps, is fwbench's limit, and the gateway's may be higher"
-            ),
-            None => "that no rate passed is fwbench's limit, not the gateway's".to_string(),
-        };
-        out.push(Doubt::new(
-            DoubtKind::LimitedByFwbench,
-            format!(
-                "the lowest failing rate, {:.0} pps, failed by {why}, not the gateway: \
-                 {answer}",
-                p.x
-            ),
-        ));
-    }
+    out.extend(fail_by_fwbench(points, found, fail));
     out
+}
+
+/// [`sender_doubts`]' second part: the lowest rate that failed (`fail`), by its latest
+/// trial, failed for fwbench ([`fwbench_fail`]) — the answer `found` is then a lower
+/// bound of the gateway's. `None`: it failed for the gateway, or there is none.
+pub fn fail_by_fwbench(points: &[Point], found: Option<f64>, fail: Option<f64>) -> Option<Doubt> {
+    let lowest = fail.and_then(|f| latest(points).into_iter().find(|p| p.x == f))?;
+    let why = fwbench_fail(lowest)?;
+    let answer = match found {
+        Some(x) => format!(
+            "the rate found, {x:.0} pps, is fwbench's limit, and the gateway's may be higher"
+        ),
+        None => "that no rate passed is fwbench's limit, not the gateway's".to_string(),
+    };
+    Some(Doubt::new(
+        DoubtKind::LimitedByFwbench,
+        format!(
+            "the lowest failing rate, {:.0} pps, failed by {why}, not the gateway: {answer}",
+            lowest.x
+        ),
+    ))
 }
 
 /// Why a step failed for fwbench rather than the gateway, in words (`None`: the
@@ -267,7 +272,7 @@ pub fn retest_bracket(pass: Option<f64>, fail: Option<f64>, asked: Width) -> Opt
 
 /// [`sender_doubts`]' first part: trials at or below the rate found whose sender fell
 /// behind.
-fn below_found(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
+pub fn below_found(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
     let Some(found) = found else { return vec![] };
     let behind: Vec<f64> = latest(points)
         .iter()
@@ -562,7 +567,8 @@ pub fn queues_judged(latency: &[LatencyPoint], queue_fails: bool) -> bool {
 /// A step that decides a search's answer, its trial flagged: the doubt saying so,
 /// naming the step (`at`: "14451 pps"; `role`: what it decides, with its leading
 /// separator: " that carries the answer", ", the last good,") and the trial's doubts
-/// the search does not judge itself ([`judged_by_search`]), of the first one's kind. `steps`: the trials at that step
+/// the search does not judge itself ([`judged_by_search`]), of the first one's kind
+/// that is not `LimitedByFwbench` (else that). `steps`: the trials at that step
 /// with the verdict that decides (a confirmation, a re-test). `None`: none of them
 /// carries such a doubt. `queues`: whether the search judges a queue that filled
 /// ([`queues_judged`]).
@@ -580,7 +586,13 @@ pub fn flagged_step<'a>(
             }
         }
     }
-    let kind = carried.first()?.kind;
+    // Of the first kind that is more than fwbench's limit, where there is one: a verdict
+    // mismatch beside a late sender is the mismatch (a reader judging by the kind —
+    // `--load`'s lower bound — must not read it as fwbench's limit only).
+    let kind = (carried.iter())
+        .find(|d| d.kind != DoubtKind::LimitedByFwbench)
+        .or(carried.first())?
+        .kind;
     let why: Vec<String> = carried.iter().map(|d| d.to_string()).collect();
     Some(Doubt::new(
         kind,
@@ -1107,5 +1119,34 @@ mod tests {
         assert!(d[0].why.contains("(sent 3712 of 4125 pps)"), "{}", d[0].why);
         let calm = [step(4125.0, 0.1, [289.8, 313.3, 347.1, 709.6, 1196.0], 0.9)];
         assert!(queue_doubts(&calm, 0.02).is_empty());
+    }
+
+    /// A deciding step whose trials carry fwbench's limit (a sink that lagged) and a
+    /// verdict mismatch is flagged as the mismatch, whatever the order: a reader that
+    /// judges by the kind (`--load` takes fwbench's limit for a lower bound) must not
+    /// read traffic that bypassed the rule set as fwbench's limit.
+    #[test]
+    fn a_flagged_step_is_of_the_kind_more_than_fwbenchs_limit() {
+        let mut sink = pt(41_000.0, true, 0.0, false);
+        sink.doubts = vec![Doubt::new(DoubtKind::LimitedByFwbench, "sink lagged")];
+        let mut mismatch = pt(41_000.0, true, 0.0, false);
+        mismatch.confirmation = true;
+        mismatch.doubts = vec![Doubt::new(DoubtKind::VerdictMismatch, "bypassed")];
+        let d = flagged_step(
+            "41000 pps",
+            " that carries the answer",
+            [&sink, &mismatch],
+            true,
+        )
+        .unwrap();
+        assert_eq!(d.kind, DoubtKind::VerdictMismatch);
+        assert_eq!(
+            d.why,
+            "the step at 41000 pps that carries the answer was flagged: limited by fwbench: \
+             sink lagged; verdict mismatch: bypassed"
+        );
+        // fwbench's limit alone stays what it is.
+        let d = flagged_step("41000 pps", "", [&sink], true).unwrap();
+        assert_eq!(d.kind, DoubtKind::LimitedByFwbench);
     }
 }

@@ -1916,13 +1916,13 @@ fn violations_text(v: &Violations, unit: Unit) -> String {
 /// Why the background's load `l` is not the share of the gateway's capacity it says:
 /// the capacity is what its search found, and that search did not converge
 /// (`NotConverged`: the share is of a rate nobody settled, perhaps above what the
-/// gateway carries) or a step that decides it was flagged (the first such doubt's
-/// kind: traffic that bypassed the rule set, …). `None`: a stated capacity, a search
-/// without doubt, or one whose only doubts are fwbench's limits (its sender got no
-/// more out, or the lowest failing rate failed by fwbench): the capacity is then a
-/// lower bound, the background at most the share asked of the gateway's — which the
-/// gateway carried (each update's own witness says where it did not), and
-/// [`load_text`] says "at least".
+/// gateway carries) or carries doubts of the capacity (the first one's kind: a step
+/// that decides it flagged — traffic that bypassed the rule set —, a sender behind its
+/// schedule at or below it). `None`: a stated capacity, or a search without doubt —
+/// one whose capacity is fwbench's limit (its sender got no more out, or its lowest
+/// failing rate failed by fwbench) is a lower bound, the background at most the share
+/// asked of the gateway's, which the gateway carried (each update's own witness says
+/// where it did not): [`load_text`] says "at least".
 fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
     let c = l.capacity.as_ref()?;
     let f = c.search.as_ref()?;
@@ -1931,14 +1931,10 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
         l.fraction * 100.0,
         c.pps
     );
-    // The search's doubts that are more than fwbench's limit.
-    let flagged: Vec<&Doubt> = (f.doubts.iter())
-        .filter(|d| d.kind != DoubtKind::LimitedByFwbench)
-        .collect();
-    // How many of them are left unsaid beside the one said.
+    // How many of its doubts are left unsaid beside the one said.
     let others = |said: Option<&Doubt>| {
-        let rest: Vec<&str> = (flagged.iter())
-            .filter(|d| !said.is_some_and(|s| std::ptr::eq(s, **d)))
+        let rest: Vec<&str> = (f.doubts.iter())
+            .filter(|d| !said.is_some_and(|s| std::ptr::eq(s, *d)))
             .map(|d| d.kind.as_str())
             .collect();
         if rest.is_empty() {
@@ -1952,9 +1948,9 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
         }
     };
     if !f.converged {
-        let said = (flagged.iter().copied())
+        let said = (f.doubts.iter())
             .find(|d| matches!(d.kind, DoubtKind::NotConverged | DoubtKind::Contradiction))
-            .or(flagged.first().copied());
+            .or(f.doubts.first());
         return Some(Doubt::new(
             DoubtKind::NotConverged,
             format!(
@@ -1964,7 +1960,7 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
             ),
         ));
     }
-    let first = *flagged.first()?;
+    let first = f.doubts.first()?;
     Some(Doubt::new(
         first.kind,
         format!(
@@ -1976,42 +1972,46 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
     ))
 }
 
-/// Whether the capacity of `f` is fwbench's limit, a lower bound of the gateway's:
-/// the sender got no more out of an unpaced flood, or the lowest failing rate failed
-/// by fwbench's sender or sink.
-fn capacity_at_least(f: &crate::params::events::CapacitySearch) -> bool {
-    f.limited_by_sender
-        || f.doubts
-            .iter()
-            .any(|d| d.kind == DoubtKind::LimitedByFwbench)
-}
-
 /// "background at 50 % of 41000 pps …": the share `--load` asked for and what it
 /// was taken of (`None` before the trial ran), and its search's doubts.
 fn load_text(l: &crate::params::events::Load) -> Option<String> {
     let c = l.capacity.as_ref()?;
     let of = match &c.search {
         None => "as stated".to_string(),
-        Some(f) => format!(
-            "what the gateway forwarded {}, found by {} floods of {} s{}",
-            if f.loss == 0.0 {
-                "without loss".to_string()
-            } else {
-                format!("with at most {} % loss", f.loss * 100.0)
-            },
-            f.trials,
-            f.step_s,
+        Some(f) => {
+            // What the capacity is not: fwbench's limit (a lower bound), unsettled.
+            let mut not = vec![];
             if f.limited_by_sender {
-                " (even an unpaced flood passed: the sender's limit, not the gateway's; \
-                 the gateway's capacity is at least this)"
-            } else if capacity_at_least(f) {
-                " (fwbench's limit, not the gateway's: the gateway's capacity is at least this)"
-            } else if f.converged {
-                ""
-            } else {
-                " (the search did not converge)"
+                not.push(
+                    "even an unpaced flood passed: the sender's limit, not the gateway's; \
+                     the gateway's capacity is at least this"
+                        .to_string(),
+                );
+            } else if let Some(why) = &f.fail_by_fwbench {
+                not.push(format!(
+                    "fwbench's limit, not the gateway's: the gateway's capacity is at least \
+                     this ({why})"
+                ));
             }
-        ),
+            if !f.converged {
+                not.push("the search did not converge".into());
+            }
+            format!(
+                "what the gateway forwarded {}, found by {} floods of {} s{}",
+                if f.loss == 0.0 {
+                    "without loss".to_string()
+                } else {
+                    format!("with at most {} % loss", f.loss * 100.0)
+                },
+                f.trials,
+                f.step_s,
+                if !not.is_empty() {
+                    format!(" ({})", not.join("; "))
+                } else {
+                    String::new()
+                }
+            )
+        }
     };
     let flagged = match c.search.as_ref().map(|f| &f.doubts) {
         Some(d) if !d.is_empty() => {

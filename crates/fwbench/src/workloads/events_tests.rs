@@ -898,6 +898,7 @@ fn the_load_and_its_capacity_are_said() {
         fail_pps: Some(16_347.0),
         limited_by_sender: false,
         doubts: vec![],
+        fail_by_fwbench: None,
     };
     let load = Load {
         fraction: 0.5,
@@ -972,6 +973,7 @@ fn clean_search() -> crate::params::events::CapacitySearch {
         fail_pps: Some(45_000.0),
         limited_by_sender: false,
         doubts: vec![],
+        fail_by_fwbench: None,
     }
 }
 
@@ -1005,14 +1007,13 @@ fn a_load_of_a_clean_or_stated_capacity_flags_nothing() {
 /// A capacity search whose unpaced flood passed found fwbench's sender's rate, or
 /// whose lowest failing rate failed by fwbench: the capacity is a lower bound, the
 /// background at most the share asked of the gateway's (which the updates' own witness
-/// checks it carried) — the trial is not flagged for it; its line says "at least".
+/// checks it carried) — the trial is not flagged for it; its line says "at least",
+/// and "did not converge" beside it where the search did not (then flagged).
 #[test]
 fn a_load_of_fwbenchs_limit_is_said_as_a_lower_bound_not_flagged() {
-    let sender = crate::search::witness::sender_limit(41_000.0, None);
     let s = at_searched_load(crate::params::events::CapacitySearch {
         fail_pps: None,
         limited_by_sender: true,
-        doubts: vec![sender],
         ..clean_search()
     });
     assert_eq!(load_doubts(&s), vec![]);
@@ -1023,18 +1024,31 @@ fn a_load_of_fwbenchs_limit_is_said_as_a_lower_bound_not_flagged() {
         ),
         "{t}"
     );
-    let sink = Doubt::new(
-        DoubtKind::LimitedByFwbench,
-        "the lowest failing rate, 45000 pps, failed by fwbench's own sink",
-    );
+    assert!(!t.contains("flagged"), "{t}");
+    let sink = "the lowest failing rate, 45000 pps, failed by fwbench's own sink";
     let s = at_searched_load(crate::params::events::CapacitySearch {
-        doubts: vec![sink],
+        fail_by_fwbench: Some(sink.into()),
         ..clean_search()
     });
     assert_eq!(load_doubts(&s), vec![]);
     let t = load_text(s.load.as_ref().unwrap()).unwrap();
     assert!(
-        t.contains("(fwbench's limit, not the gateway's: the gateway's capacity is at least this)"),
+        t.contains(&format!(
+            "(fwbench's limit, not the gateway's: the gateway's capacity is at least this \
+             ({sink}))"
+        )),
+        "{t}"
+    );
+    // Not settled beside it: both said, and flagged.
+    let s = at_searched_load(crate::params::events::CapacitySearch {
+        fail_by_fwbench: Some(sink.into()),
+        converged: false,
+        ..clean_search()
+    });
+    assert_eq!(load_doubts(&s)[0].kind, DoubtKind::NotConverged);
+    let t = load_text(s.load.as_ref().unwrap()).unwrap();
+    assert!(
+        t.contains("at least this (the lowest failing rate, 45000 pps, failed by fwbench's own sink); the search did not converge)"),
         "{t}"
     );
 }
@@ -1058,7 +1072,8 @@ fn a_load_of_an_unsettled_capacity_is_flagged_not_converged() {
              (not converged): {why}"
         )
     );
-    // Without a why carried (a search stored before its doubts were): still flagged.
+    // Without a why carried (a bracket wider than asked that no doubt words): still
+    // flagged.
     let bare = at_searched_load(crate::params::events::CapacitySearch {
         converged: false,
         ..clean_search()
@@ -1066,40 +1081,38 @@ fn a_load_of_an_unsettled_capacity_is_flagged_not_converged() {
     assert_eq!(load_doubts(&bare)[0].kind, DoubtKind::NotConverged);
 }
 
-/// A converged capacity search whose answer carries doubts (the lowest failing rate
-/// failed by fwbench's sink; a deciding step flagged): flagged by the first that is
-/// more than fwbench's limit (which makes a lower bound only); the text line says them
-/// all.
+/// A converged capacity search whose answer carries doubts (a sender behind at the
+/// capacity; a deciding step flagged): flagged by the first one's kind, the others
+/// counted; the text line says them all.
 #[test]
 fn a_load_of_a_flagged_capacity_carries_its_first_doubt() {
-    let sink = Doubt::new(
+    let behind = Doubt::new(
         DoubtKind::LimitedByFwbench,
-        "the lowest failing rate, 45000 pps, failed by fwbench's own sink",
+        "the sender fell behind its schedule at 41000 pps, at or below the rate found",
     );
     let mismatch = Doubt::new(
         DoubtKind::VerdictMismatch,
-        "the step at 41000 pps that carries the answer was flagged",
+        "the step at 41000 pps that carries the capacity was flagged",
     );
     let s = at_searched_load(crate::params::events::CapacitySearch {
-        doubts: vec![sink.clone(), mismatch],
+        doubts: vec![behind, mismatch],
         ..clean_search()
     });
-    // fwbench's limit makes a lower bound, not a flag; the mismatch flags it.
     let d = load_doubts(&s);
     assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].kind, DoubtKind::VerdictMismatch);
+    assert_eq!(d[0].kind, DoubtKind::LimitedByFwbench);
     assert_eq!(
         d[0].why,
         "the background's load: 50 % of 41000 pps, a capacity from a search whose answer \
-         is flagged (verdict mismatch): the step at 41000 pps that carries the answer was \
-         flagged"
+         is flagged (limited by fwbench): the sender fell behind its schedule at 41000 pps, \
+         at or below the rate found (and 1 more of its search's doubts: verdict mismatch)"
     );
     let t = load_text(s.load.as_ref().unwrap()).unwrap();
     assert!(
         t.ends_with(
-            "20500 pps [its search flagged: limited by fwbench: the lowest failing rate, \
-             45000 pps, failed by fwbench's own sink; verdict mismatch: the step at 41000 \
-             pps that carries the answer was flagged]"
+            "20500 pps [its search flagged: limited by fwbench: the sender fell behind its \
+             schedule at 41000 pps, at or below the rate found; verdict mismatch: the step \
+             at 41000 pps that carries the capacity was flagged]"
         ),
         "{t}"
     );
