@@ -1511,18 +1511,22 @@ fn best_holding<'a>(cs: &[&'a Config], m: &str) -> Chosen<'a> {
 }
 
 /// Why a configuration's figure does not hold, as its cell counts it: repetitions
-/// flagged (left out of its figures: those kept may be the lucky ones), or whose rate
-/// fwbench's own sender or sink limited ([`Config::fwbench_limit`]); `None`: it holds.
+/// flagged or failed (left out of its figures: those kept may be the lucky ones — a
+/// client out of file descriptors at 64 parallel in 2 of 3), or whose rate fwbench's
+/// own sender or sink limited ([`Config::fwbench_limit`]); `None`: it holds.
 fn doubted(c: &Config) -> Option<String> {
     let all = c.reps.len() + c.failed.len() + c.unavailable.len();
-    let flagged = c
-        .failed
-        .iter()
-        .filter(|t| t.status == Status::Flagged)
-        .count();
+    let count = |status: Status| c.failed.iter().filter(|t| t.status == status).count();
     let mut why = Vec::new();
-    if flagged > 0 {
-        why.push(format!("{flagged} of {all} reps flagged"));
+    for (status, said) in [
+        (Status::Flagged, "flagged"),
+        (Status::Failed, "failed"),
+        (Status::Dropped, "dropped"),
+    ] {
+        let n = count(status);
+        if n > 0 {
+            why.push(format!("{n} of {all} reps {said}"));
+        }
     }
     if let Some(l) = c.fwbench_limit() {
         why.push(format!(
@@ -2404,6 +2408,24 @@ mod tests {
             )),
             "{:#?}",
             a.findings
+        );
+        // Repetitions that failed (a client out of file descriptors at 64 parallel in 2
+        // of 3): the one left may be the luckiest, no best either.
+        let a = seed003_of(&[
+            (1, "direct", "sessions", 4, "ok", 20_000.0),
+            (2, "direct", "sessions", 4, "ok", 20_100.0),
+            (3, "direct", "sessions", 64, "ok", 30_000.0),
+            (4, "direct", "sessions", 64, "failed", 0.0),
+            (5, "direct", "sessions", 64, "failed", 0.0),
+        ]);
+        let cell = null_cell(&a, "Parallel sessions");
+        assert!(
+            cell.contains("; 4 parallel; best of those whose repetitions all hold; ")
+                && cell.ends_with(
+                    "the highest mean, 30000 sessions/s at 64 parallel, is left out: 2 of 3 \
+                     reps failed"
+                ),
+            "{cell}"
         );
     }
 

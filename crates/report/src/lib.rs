@@ -365,12 +365,25 @@ fn conn_warnings(t: &Trial, who: &str) -> Vec<(&'static str, String)> {
                  in their request (counted in the events' loss), or data corrupted on the way"
             ),
         ));
+    } else if bad > 0 && failed > 0 {
+        // Sessions the client gave up on may be cut off in their request: as fwbench's
+        // doubt of the trial says, corruption is one cause of several.
+        w.push((
+            "bad-requests",
+            format!(
+                "{who}: the server received {bad} requests whose bytes did not match the \
+                 pattern or the protocol — data corrupted on the way, something other than \
+                 fwbench's client talking to the server, or some of the {failed} sessions \
+                 the client gave up on, cut off in their request"
+            ),
+        ));
     } else if bad > 0 {
         w.push((
             "corrupt",
             format!(
                 "DATA CORRUPTION: {who}: the server received {bad} requests whose bytes did \
-                 not match the pattern or the protocol"
+                 not match the pattern or the protocol (or something other than fwbench's \
+                 client talked to the server)"
             ),
         ));
     }

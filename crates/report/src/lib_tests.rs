@@ -74,20 +74,34 @@ fn a_trial_on_a_dirty_gateway_is_a_warning() {
 /// measures: a warning that says so, no corruption claimed.
 #[test]
 fn bad_requests_are_corruption_except_where_updates_cut_sessions_off() {
-    let trial = |params: serde_json::Value| {
+    let with = |params: serde_json::Value, failed: u64| {
         Trial::new(store::TrialRow {
             params,
-            results: serde_json::json!({"conn": {"sessions": 100, "failed": 0,
+            results: serde_json::json!({"conn": {"sessions": 100, "failed": failed,
                 "server": {"bad_requests": 3}}}),
             ..crate::testing::trial_row(1, "sessions")
         })
     };
+    let trial = |params| with(params, 0);
     let plain = conn_warnings(&trial(serde_json::json!({})), "t1");
     assert_eq!(plain.len(), 1, "{plain:?}");
     assert_eq!(plain[0].0, "corrupt");
     assert!(plain[0]
         .1
         .starts_with("DATA CORRUPTION: t1: the server received 3"));
+    // Sessions the client gave up on: they may be the requests cut off — said so, no
+    // red box.
+    let gave_up = conn_warnings(&with(serde_json::json!({}), 2), "t1");
+    assert_eq!(
+        gave_up.iter().map(|w| w.0).collect::<Vec<_>>(),
+        ["bad-requests", "sessions-failed"]
+    );
+    assert!(
+        gave_up[0]
+            .1
+            .ends_with("or some of the 2 sessions the client gave up on, cut off in their request"),
+        "{gave_up:?}"
+    );
     let events = conn_warnings(
         &trial(serde_json::json!({"events": {"kind": "add", "k": 1, "at_s": 1.0}})),
         "t1",

@@ -126,32 +126,49 @@ pub fn facts(run: &RunRow) -> Vec<(String, String)> {
     run.host.facts().into_iter().collect()
 }
 
-/// Versions and numbers in their order: two whole numbers as numbers (`-10` < `-3` <
-/// `2`), else digit runs compared as numbers (`6.9` < `6.18`, `run 2` < `run 11`), the
-/// rest as text.
+/// Versions and numbers in their order: digit runs compared as numbers (`6.9` <
+/// `6.18`, `run 2` < `run 11`), a leading `-` and digits as a number below zero (`-10`
+/// < `-3` < `2`), the rest as text. A total order (a sort never meets a cycle): a
+/// number below zero sorts below every digit run, and beside text as its text does.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    if let (Ok(x), Ok(y)) = (a.trim().parse::<i128>(), b.trim().parse::<i128>()) {
-        return x.cmp(&y).then_with(|| a.cmp(b));
-    }
-    fn chunks(s: &str) -> Vec<(bool, &str)> {
+    /// A run of `s`: `Some(negative)` for digits (a leading `-` with them: negative),
+    /// `None` for text; and its digits (or text).
+    fn chunks(s: &str) -> Vec<(Option<bool>, &str)> {
+        let b = s.as_bytes();
         let mut out = Vec::new();
         let mut start = 0;
-        let b = s.as_bytes();
-        for i in 1..=b.len() {
+        // A leading "-" before a digit makes one negative number of both.
+        let neg = b.len() > 1 && b[0] == b'-' && b[1].is_ascii_digit();
+        if neg {
+            let end = (1..b.len())
+                .find(|&i| !b[i].is_ascii_digit())
+                .unwrap_or(b.len());
+            out.push((Some(true), &s[1..end]));
+            start = end;
+        }
+        for i in start + 1..=b.len() {
             if i == b.len() || b[i].is_ascii_digit() != b[start].is_ascii_digit() {
-                out.push((b[start].is_ascii_digit(), &s[start..i]));
+                let digits = b[start].is_ascii_digit();
+                out.push((digits.then_some(false), &s[start..i]));
                 start = i;
             }
         }
         out
     }
+    let magnitude = |m: &str, n: &str| {
+        let (m, n) = (m.trim_start_matches('0'), n.trim_start_matches('0'));
+        m.len().cmp(&n.len()).then_with(|| m.cmp(n))
+    };
     let (x, y) = (chunks(a), chunks(b));
     for (p, q) in x.iter().zip(&y) {
         let o = match (p.0, q.0) {
-            (true, true) => {
-                let (m, n) = (p.1.trim_start_matches('0'), q.1.trim_start_matches('0'));
-                m.len().cmp(&n.len()).then_with(|| m.cmp(n))
-            }
+            (Some(false), Some(false)) => magnitude(p.1, q.1),
+            (Some(true), Some(true)) => magnitude(q.1, p.1),
+            (Some(true), Some(false)) => Ordering::Less,
+            (Some(false), Some(true)) => Ordering::Greater,
+            // Beside text, a number below zero compares as its text ("-3").
+            (Some(true), None) => format!("-{}", p.1).as_str().cmp(q.1),
+            (None, Some(true)) => p.1.cmp(format!("-{}", q.1).as_str()),
             _ => p.1.cmp(q.1),
         };
         if o != Ordering::Equal {

@@ -1,6 +1,7 @@
 //! Unit tests of `trend`: the key, versions in order, host facts read generically.
 
 use super::*;
+use std::cmp::Ordering;
 
 #[test]
 fn keys_parse_and_bad_ones_say_what() {
@@ -21,10 +22,28 @@ fn versions_and_numbers_sort_naturally() {
     let mut v = vec!["6.18.0", "6.9.1", "6.1", "10", "2", "run-11", "run-2"];
     v.sort_by(|a, b| natural_cmp(a, b));
     assert_eq!(v, ["2", "6.1", "6.9.1", "6.18.0", "10", "run-2", "run-11"]);
-    // Whole numbers below zero in their order too (as text "-3" came after "-10").
+    // Numbers below zero in their order too (as text "-3" came after "-10").
     let mut v = vec!["-3", "2", "-10", "0"];
     v.sort_by(|a, b| natural_cmp(a, b));
     assert_eq!(v, ["-10", "-3", "0", "2"]);
+    // A total order over a mix (whole and decimal, negative, text): every triple
+    // transitive, whatever the input order.
+    let mix = [
+        "-10", "-3", "-3.5", "-x", "-", "2", "2.5", "10", "a", "a-3", "-03", "", ".5", "+1",
+        "run-2", "run-11", "6.18", "6.9",
+    ];
+    for a in mix {
+        assert_eq!(natural_cmp(a, a), Ordering::Equal, "{a}");
+        for b in mix {
+            assert_eq!(natural_cmp(a, b), natural_cmp(b, a).reverse(), "{a} {b}");
+            for c in mix {
+                if natural_cmp(a, b).is_le() && natural_cmp(b, c).is_le() {
+                    assert!(natural_cmp(a, c).is_le(), "{a} <= {b} <= {c}");
+                }
+            }
+        }
+    }
+    assert_eq!(natural_cmp("-10", "-3.5"), Ordering::Less);
 }
 
 #[test]
