@@ -90,28 +90,42 @@ fn the_capacity_is_the_highest_pass_below_every_fail() {
     assert_eq!(below_every_fail(&curve[5..]), None);
 }
 
+/// The capacity of a gateway that forwards 13 000 pps for the first 8 trials, then 12
+/// 000 (at its limit, it slowed a little), searched for `p`; a trial for which `flag`
+/// (its number, its rate, whether it passed) says so carries a verdict mismatch.
+fn at_a_slowing_gateway(p: &TrialParams, flag: &dyn Fn(u32, f64, bool) -> bool) -> Found {
+    let mut calls = 0;
+    let mut run = |q: &TrialParams| -> Result<Outcome> {
+        calls += 1;
+        let limit = if calls <= 8 { 13_000.0 } else { 12_000.0 };
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let pass = x <= limit;
+                let received = if pass { sent } else { sent * 9 / 10 };
+                let mut o = crate::outcome::tests::packet_step(x, sent, received, 1.0, 0);
+                if flag(calls, x, pass) {
+                    o.doubts.push(results::Doubt::new(
+                        results::DoubtKind::VerdictMismatch,
+                        "traffic bypassed the rule set",
+                    ));
+                    o.status = results::Status::Flagged;
+                }
+                o
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 817_836, 0, 1.0, 0),
+        })
+    };
+    capacity(p, &mut run).unwrap().unwrap()
+}
+
 /// The CI run of 2026-11-28 at 5 000 nft rules: the bisection's only pass, 12 779
 /// pps, failed its confirmation (the gateway at its limit slowed a little), and the
 /// steps were spent. A second search below the lowest failure finds what held; the
 /// capacity is a pass of it below every failure of both, and the trials of both count.
 #[test]
 fn a_search_whose_only_pass_failed_again_searches_below_the_lowest_failure() {
-    let p = flow_with("0.5");
-    let mut calls = 0;
-    let mut run = |q: &TrialParams| -> Result<Outcome> {
-        calls += 1;
-        // The gateway forwards 13 000 pps for the first 8 trials, then 12 000.
-        let limit = if calls <= 8 { 13_000.0 } else { 12_000.0 };
-        Ok(match q.packet().map(|k| k.rate) {
-            Some(Rate::Pps(x)) => {
-                let sent = x.round() as u64;
-                let received = if x <= limit { sent } else { sent * 9 / 10 };
-                crate::outcome::tests::packet_step(x, sent, received, 1.0, 0)
-            }
-            _ => crate::outcome::tests::packet_step(0.0, 817_836, 0, 1.0, 0),
-        })
-    };
-    let found = capacity(&p, &mut run).unwrap().unwrap();
+    let found = at_a_slowing_gateway(&flow_with("0.5"), &|_, _, _| false);
     let s = found.search.unwrap();
     assert!(
         (11_000.0..=12_000.0).contains(&found.pps),
@@ -133,38 +147,13 @@ fn a_search_whose_only_pass_failed_again_searches_below_the_lowest_failure() {
 #[test]
 fn only_the_steps_the_capacity_stands_on_carry_their_doubts() {
     let p = flow_with("0.5");
-    let search = |flag: &dyn Fn(u32, f64, bool) -> bool| {
-        let mut calls = 0;
-        let mut run = |q: &TrialParams| -> Result<Outcome> {
-            calls += 1;
-            let limit = if calls <= 8 { 13_000.0 } else { 12_000.0 };
-            Ok(match q.packet().map(|k| k.rate) {
-                Some(Rate::Pps(x)) => {
-                    let sent = x.round() as u64;
-                    let pass = x <= limit;
-                    let received = if pass { sent } else { sent * 9 / 10 };
-                    let mut o = crate::outcome::tests::packet_step(x, sent, received, 1.0, 0);
-                    if flag(calls, x, pass) {
-                        o.doubts.push(results::Doubt::new(
-                            results::DoubtKind::VerdictMismatch,
-                            "traffic bypassed the rule set",
-                        ));
-                        o.status = results::Status::Flagged;
-                    }
-                    o
-                }
-                _ => crate::outcome::tests::packet_step(0.0, 817_836, 0, 1.0, 0),
-            })
-        };
-        capacity(&p, &mut run).unwrap().unwrap()
-    };
     // The first search's passes above 12 000 pps (its answer, failed again later).
-    let found = search(&|calls, x, pass| calls <= 8 && pass && x > 12_000.0);
+    let found = at_a_slowing_gateway(&p, &|calls, x, pass| calls <= 8 && pass && x > 12_000.0);
     let s = found.search.unwrap();
     assert!(found.pps <= 12_000.0, "{} {s:?}", found.pps);
     assert_eq!(s.doubts, vec![], "{s:?}");
     // Every step: the passes the capacity stands on.
-    let s = search(&|_, _, _| true).search.unwrap();
+    let s = at_a_slowing_gateway(&p, &|_, _, _| true).search.unwrap();
     assert!(
         s.doubts
             .iter()
