@@ -365,9 +365,10 @@ fn conn_warnings(t: &Trial, who: &str) -> Vec<(&'static str, String)> {
                  in their request (counted in the events' loss), or data corrupted on the way"
             ),
         ));
-    } else if bad > 0 && failed > 0 {
-        // Sessions the client gave up on may be cut off in their request: as fwbench's
-        // doubt of the trial says, corruption is one cause of several.
+    } else if bad > 0 && bad <= failed && c.hold.is_none() {
+        // Sessions the client gave up on may be cut off in their request (one each, at
+        // most; held connections send none): as fwbench's doubt of the trial says,
+        // corruption is one cause of several.
         w.push((
             "bad-requests",
             format!(

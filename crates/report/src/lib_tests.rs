@@ -91,7 +91,7 @@ fn bad_requests_are_corruption_except_where_updates_cut_sessions_off() {
         .starts_with("DATA CORRUPTION: t1: the server received 3"));
     // Sessions the client gave up on: they may be the requests cut off — said so, no
     // red box.
-    let gave_up = conn_warnings(&with(serde_json::json!({}), 2), "t1");
+    let gave_up = conn_warnings(&with(serde_json::json!({}), 3), "t1");
     assert_eq!(
         gave_up.iter().map(|w| w.0).collect::<Vec<_>>(),
         ["bad-requests", "sessions-failed"]
@@ -99,9 +99,12 @@ fn bad_requests_are_corruption_except_where_updates_cut_sessions_off() {
     assert!(
         gave_up[0]
             .1
-            .ends_with("or some of the 2 sessions the client gave up on, cut off in their request"),
+            .ends_with("or some of the 3 sessions the client gave up on, cut off in their request"),
         "{gave_up:?}"
     );
+    // More bad requests than sessions given up (each cuts off one at most): corruption.
+    let more = conn_warnings(&with(serde_json::json!({}), 2), "t1");
+    assert_eq!(more[0].0, "corrupt", "{more:?}");
     let events = conn_warnings(
         &trial(serde_json::json!({"events": {"kind": "add", "k": 1, "at_s": 1.0}})),
         "t1",

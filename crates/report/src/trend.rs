@@ -127,29 +127,45 @@ pub fn facts(run: &RunRow) -> Vec<(String, String)> {
 }
 
 /// Versions and numbers in their order: digit runs compared as numbers (`6.9` <
-/// `6.18`, `run 2` < `run 11`), a leading `-` and digits as a number below zero (`-10`
-/// < `-3` < `2`), the rest as text. A total order (a sort never meets a cycle): a
+/// `6.18`, `run 2` < `run 11`), a leading `-` and a number as a number below zero
+/// (`-10` < `-3.5` < `-3.2` < `-3` < `2`; a leading `+` is the number's), the rest as
+/// text; spaces around are not read. A total order (a sort never meets a cycle): a
 /// number below zero sorts below every digit run, and beside text as its text does.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    /// A run of `s`: `Some(negative)` for digits (a leading `-` with them: negative),
-    /// `None` for text; and its digits (or text).
-    fn chunks(s: &str) -> Vec<(Option<bool>, &str)> {
+    /// A run of a text: a leading number below zero (`-3.5`: its value and text),
+    /// digits, or text.
+    enum Run<'a> {
+        Below(f64, &'a str),
+        Digits(&'a str),
+        Text(&'a str),
+    }
+    fn runs(s: &str) -> Vec<Run<'_>> {
+        let s = s.trim();
+        let s = match s.strip_prefix('+') {
+            Some(r) if r.starts_with(|c: char| c.is_ascii_digit()) => r,
+            _ => s,
+        };
         let b = s.as_bytes();
         let mut out = Vec::new();
         let mut start = 0;
-        // A leading "-" before a digit makes one negative number of both.
-        let neg = b.len() > 1 && b[0] == b'-' && b[1].is_ascii_digit();
-        if neg {
-            let end = (1..b.len())
-                .find(|&i| !b[i].is_ascii_digit())
-                .unwrap_or(b.len());
-            out.push((Some(true), &s[1..end]));
+        // A leading "-" before a number (digits, a point and digits) is one value.
+        if b.len() > 1 && b[0] == b'-' && b[1].is_ascii_digit() {
+            let digits = |from: usize| (from..b.len()).find(|&i| !b[i].is_ascii_digit());
+            let mut end = digits(1).unwrap_or(b.len());
+            if end + 1 < b.len() && b[end] == b'.' && b[end + 1].is_ascii_digit() {
+                end = digits(end + 1).unwrap_or(b.len());
+            }
+            let v = s[..end].parse::<f64>().unwrap_or(f64::NEG_INFINITY);
+            out.push(Run::Below(v, &s[..end]));
             start = end;
         }
         for i in start + 1..=b.len() {
             if i == b.len() || b[i].is_ascii_digit() != b[start].is_ascii_digit() {
-                let digits = b[start].is_ascii_digit();
-                out.push((digits.then_some(false), &s[start..i]));
+                out.push(if b[start].is_ascii_digit() {
+                    Run::Digits(&s[start..i])
+                } else {
+                    Run::Text(&s[start..i])
+                });
                 start = i;
             }
         }
@@ -159,17 +175,17 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
         let (m, n) = (m.trim_start_matches('0'), n.trim_start_matches('0'));
         m.len().cmp(&n.len()).then_with(|| m.cmp(n))
     };
-    let (x, y) = (chunks(a), chunks(b));
+    let (x, y) = (runs(a), runs(b));
     for (p, q) in x.iter().zip(&y) {
-        let o = match (p.0, q.0) {
-            (Some(false), Some(false)) => magnitude(p.1, q.1),
-            (Some(true), Some(true)) => magnitude(q.1, p.1),
-            (Some(true), Some(false)) => Ordering::Less,
-            (Some(false), Some(true)) => Ordering::Greater,
-            // Beside text, a number below zero compares as its text ("-3").
-            (Some(true), None) => format!("-{}", p.1).as_str().cmp(q.1),
-            (None, Some(true)) => p.1.cmp(format!("-{}", q.1).as_str()),
-            _ => p.1.cmp(q.1),
+        let o = match (p, q) {
+            (Run::Digits(m), Run::Digits(n)) => magnitude(m, n),
+            (Run::Below(v, _), Run::Below(w, _)) => v.total_cmp(w),
+            (Run::Below(..), Run::Digits(_)) => Ordering::Less,
+            (Run::Digits(_), Run::Below(..)) => Ordering::Greater,
+            // Beside text, a number below zero compares as its text ("-3.5").
+            (Run::Below(_, t), Run::Text(u)) => t.cmp(u),
+            (Run::Text(t), Run::Below(_, u)) => t.cmp(u),
+            (Run::Text(t) | Run::Digits(t), Run::Text(u) | Run::Digits(u)) => t.cmp(u),
         };
         if o != Ordering::Equal {
             return o;

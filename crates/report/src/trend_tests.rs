@@ -29,8 +29,8 @@ fn versions_and_numbers_sort_naturally() {
     // A total order over a mix (whole and decimal, negative, text): every triple
     // transitive, whatever the input order.
     let mix = [
-        "-10", "-3", "-3.5", "-x", "-", "2", "2.5", "10", "a", "a-3", "-03", "", ".5", "+1",
-        "run-2", "run-11", "6.18", "6.9",
+        "-10", "-3", "-3.5", "-3.2", "-3.", "-3.5.1", "-x", "-", "2", "2.5", "10", "a", "a-3",
+        "-03", "", ".5", "+1", "+", "+x", " 3", "run-2", "run-11", "6.18", "6.9",
     ];
     for a in mix {
         assert_eq!(natural_cmp(a, a), Ordering::Equal, "{a}");
@@ -44,6 +44,10 @@ fn versions_and_numbers_sort_naturally() {
         }
     }
     assert_eq!(natural_cmp("-10", "-3.5"), Ordering::Less);
+    // Below zero, by value: -3.5 < -3.2 < -3; a leading + and spaces read as nothing.
+    let mut v = vec!["-3", "-3.2", "-3.5", "+5", " 3", "2"];
+    v.sort_by(|a, b| natural_cmp(a, b));
+    assert_eq!(v, ["-3.5", "-3.2", "-3", "2", " 3", "+5"]);
 }
 
 #[test]

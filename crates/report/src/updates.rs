@@ -1426,8 +1426,10 @@ impl Lost {
             by_trial.entry(u.trial_id).or_default().push(u);
         }
         let mut why = None;
-        // A trial where at most one update lost anything counts nothing twice.
-        let twice = |us: &&Vec<&Update>| us.iter().filter(|u| credited(u) > 0).count() > 1;
+        // A trial where at most one update lost anything counts nothing twice — by what
+        // each window lost, not what it is credited with: a window overlapping another's
+        // stall measures its baseline there, and may be credited 0 of packets it lost.
+        let twice = |us: &&Vec<&Update>| us.iter().filter(|u| u.row.lost > 0).count() > 1;
         for us in by_trial.values().filter(twice) {
             let windows: Vec<Option<(i128, i128)>> = us.iter().map(|u| window_ns(u)).collect();
             let Some(mut placed) = windows.iter().copied().collect::<Option<Vec<_>>>() else {
@@ -1468,7 +1470,8 @@ fn window_ns(u: &Update) -> Option<(i128, i128)> {
         return None;
     }
     let start = i128::from(r.start_unix_ns);
-    let at = |ms: f64| start + (ms * 1e6).round() as i128;
+    // A figure past any clock (a corrupt row) saturates, never overflows.
+    let at = |ms: f64| start.saturating_add((ms * 1e6).round() as i128);
     let from_series = r.series.as_deref().and_then(bins).and_then(|b| {
         let width = match b.as_slice() {
             [.., a, z] => z[0] - a[0],

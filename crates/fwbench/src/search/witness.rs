@@ -587,8 +587,8 @@ pub fn flagged_step<'a>(
         }
     }
     // Of the first kind that is more than fwbench's limit, where there is one: a verdict
-    // mismatch beside a late sender is the mismatch (a reader judging by the kind —
-    // `--load`'s lower bound — must not read it as fwbench's limit only).
+    // mismatch beside a late sender is the mismatch (a reader judging by the kind must
+    // not read it as fwbench's limit only).
     let kind = (carried.iter())
         .find(|d| d.kind != DoubtKind::LimitedByFwbench)
         .or(carried.first())?

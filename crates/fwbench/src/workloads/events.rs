@@ -1916,8 +1916,8 @@ fn violations_text(v: &Violations, unit: Unit) -> String {
 /// Why the background's load `l` is not the share of the gateway's capacity it says:
 /// the capacity is what its search found, and that search did not converge
 /// (`NotConverged`: the share is of a rate nobody settled, perhaps above what the
-/// gateway carries) or carries doubts of the capacity (the first one's kind: a step
-/// that decides it flagged — traffic that bypassed the rule set —, a sender behind its
+/// gateway carries) or carries doubts of the capacity (the first one's kind beyond
+/// fwbench's limit, else its: a step that decides it flagged — traffic that bypassed the rule set —, a sender behind its
 /// schedule at or below it). `None`: a stated capacity, or a search without doubt —
 /// one whose capacity is fwbench's limit (its sender got no more out, or its lowest
 /// failing rate failed by fwbench) is a lower bound, the background at most the share
@@ -1960,7 +1960,11 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
             ),
         ));
     }
-    let first = f.doubts.first()?;
+    // The first beyond fwbench's limit where there is one (as `flagged_step` does): a
+    // mismatch beside a late sender is the mismatch.
+    let first = (f.doubts.iter())
+        .find(|d| d.kind != DoubtKind::LimitedByFwbench)
+        .or(f.doubts.first())?;
     Some(Doubt::new(
         first.kind,
         format!(

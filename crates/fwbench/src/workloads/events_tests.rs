@@ -1082,7 +1082,8 @@ fn a_load_of_an_unsettled_capacity_is_flagged_not_converged() {
 }
 
 /// A converged capacity search whose answer carries doubts (a sender behind at the
-/// capacity; a deciding step flagged): flagged by the first one's kind, the others
+/// capacity; a deciding step flagged): flagged by the first one's kind beyond
+/// fwbench's limit (a mismatch beside a late sender is the mismatch), the others
 /// counted; the text line says them all.
 #[test]
 fn a_load_of_a_flagged_capacity_carries_its_first_doubt() {
@@ -1100,12 +1101,32 @@ fn a_load_of_a_flagged_capacity_carries_its_first_doubt() {
     });
     let d = load_doubts(&s);
     assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].kind, DoubtKind::LimitedByFwbench);
+    assert_eq!(d[0].kind, DoubtKind::VerdictMismatch);
     assert_eq!(
         d[0].why,
         "the background's load: 50 % of 41000 pps, a capacity from a search whose answer \
-         is flagged (limited by fwbench): the sender fell behind its schedule at 41000 pps, \
-         at or below the rate found (and 1 more of its search's doubts: verdict mismatch)"
+         is flagged (verdict mismatch): the step at 41000 pps that carries the capacity was \
+         flagged (and 1 more of its search's doubts: limited by fwbench)"
+    );
+    // fwbench's limit alone (a sender behind at the capacity) is its kind.
+    let behind_only = at_searched_load(crate::params::events::CapacitySearch {
+        doubts: vec![s
+            .load
+            .as_ref()
+            .unwrap()
+            .capacity
+            .as_ref()
+            .unwrap()
+            .search
+            .as_ref()
+            .unwrap()
+            .doubts[0]
+            .clone()],
+        ..clean_search()
+    });
+    assert_eq!(
+        load_doubts(&behind_only)[0].kind,
+        DoubtKind::LimitedByFwbench
     );
     let t = load_text(s.load.as_ref().unwrap()).unwrap();
     assert!(
