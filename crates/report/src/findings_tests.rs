@@ -164,6 +164,19 @@ fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
     search_trial_as(workload, "ok", search)
 }
 
+/// An `ok` ndr search with `params` that converged on `rate` (its lowest failure 2 %
+/// above), its sender no limit.
+fn measured_ndr(params: serde_json::Value, rate: f64) -> Trial {
+    search_trial_of(
+        "ndr",
+        "ok",
+        params,
+        serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
+            "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
+            "ceiling_pps": 1e6}),
+    )
+}
+
 /// The same with its trial's status word.
 fn search_trial_as(workload: &str, status: &str, search: serde_json::Value) -> Trial {
     search_trial_of(
@@ -764,13 +777,9 @@ fn a_model_that_ignores_the_rule_count_has_no_cost_per_rule() {
 #[test]
 fn ndr_searches_of_other_parameters_are_other_cases() {
     let t = |rules: u32, seed: u32, rate: f64| {
-        search_trial_of(
-            "ndr",
-            "ok",
+        measured_ndr(
             serde_json::json!({"engine": "nft", "rules": rules, "seed": seed}),
-            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
-                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
-                "ceiling_pps": 1e6}),
+            rate,
         )
     };
     let f = ndr(&[
@@ -855,14 +864,7 @@ fn ndr_cases_that_read_alike_are_named_by_what_differs() {
         if let Some(f) = family {
             params["nft_family"] = f.into();
         }
-        search_trial_of(
-            "ndr",
-            "ok",
-            params,
-            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
-                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
-                "ceiling_pps": 1e6}),
-        )
+        measured_ndr(params, rate)
     };
     let f = ndr(&[
         t(None, 1, 20000.0),
@@ -910,13 +912,9 @@ fn lower_bounds_alone_state_the_largest_with_no_ci() {
 #[test]
 fn one_label_over_two_engines_is_two_cases() {
     let t = |engine: &str, seed: u32, rate: f64| {
-        search_trial_of(
-            "ndr",
-            "ok",
+        measured_ndr(
             serde_json::json!({"engine": engine, "label": "edge", "seed": seed}),
-            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
-                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
-                "ceiling_pps": 1e6}),
+            rate,
         )
     };
     let f = ndr(&[t("nft", 1, 20000.0), t("iptables-legacy", 1, 30000.0)]);
@@ -937,14 +935,7 @@ fn configurations_that_still_read_alike_are_numbered() {
         if let Some(f) = family {
             params["nft_family"] = f.into();
         }
-        search_trial_of(
-            "ndr",
-            "ok",
-            params,
-            serde_json::json!({"search": "ndr", "mode": "ndr", "converged": true,
-                "limited_by_sender": false, "rate_pps": rate, "fail_pps": rate * 1.02,
-                "ceiling_pps": 1e6}),
-        )
+        measured_ndr(params, rate)
     };
     let f = ndr(&[
         t("nft", None, 20000.0),
