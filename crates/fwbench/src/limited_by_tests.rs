@@ -24,7 +24,7 @@ fn fragments_are_compared_with_fragments() {
         "the sink reassembled 4000 datagrams (180000 IP fragments) of the 225000 IP \
          fragments that reached it"
     );
-    c.received = 5000;
+    c.received = 4444;
     c.gateway_out = Some(200_000);
     c.sink_in = Some(200_000);
     let (by, why) = judge(&c, 0.001);
@@ -567,4 +567,57 @@ fn a_sender_behind_its_schedule_beyond_the_bound_is_late() {
     // An unpaced sender has no lag.
     assert_eq!(late_sender(0, 0, None), None);
     assert_eq!(late_sender(0, three_s, before), None);
+}
+
+/// A slow flow (100 pps for 1 s): 103 packets sent and received, each interface
+/// counting 3 frames of its link's neighbour discovery (measured: 106 in at the
+/// gateway and the sink, 3 sent back on each link). It read "limited by sink: the sink
+/// counted 103 of the 106 packets that reached it" — fwbench's limit, on a trial that
+/// lost nothing. The frames a link carried back are its own: taken out, it is nothing.
+#[test]
+fn a_links_neighbour_discovery_is_no_loss() {
+    let mut c = path(103, 106, 106, 106, 103);
+    // Nothing was lost end to end, whatever the interfaces counted between.
+    let (by, why) = judge(&c, 0.001);
+    assert_eq!(by, LimitedBy::Nothing, "{why}");
+    // Measured on a testbed used before: one link's discovery one way only (its
+    // request and reply not both in the trial).
+    assert_eq!(
+        judge(&path(101, 102, 101, 101, 101), 0.001).0,
+        LimitedBy::Nothing
+    );
+    c.back = Back {
+        client_link: 3,
+        sink_link: 3,
+    };
+    let (by, why) = judge(&c, 0.001);
+    assert_eq!(by, LimitedBy::Nothing, "{why}");
+    assert_eq!(
+        why,
+        "the offered rate got through: 103 packets sent and received"
+    );
+    // A gateway that dropped 2 of them shows at its stage, not the sink's: the 3
+    // frames the sink's interface counted of its link's own are taken out.
+    let mut lost = path(103, 106, 104, 104, 101);
+    assert_eq!(judge(&lost, 0.001).0, LimitedBy::Sink, "as counted");
+    lost.back = c.back;
+    let (by, why) = judge(&lost, 0.001);
+    assert_eq!(by, LimitedBy::Gateway, "{why}");
+    assert_eq!(why, "the gateway forwarded 101 of 103 packets");
+    // More sent back than a link's discovery (ICMP errors, another talker) is not
+    // taken for it: at most OWN_FRAMES_MAX out of a count.
+    let mut chatty = path(1000, 1000, 1000, 1000, 960);
+    chatty.back = Back {
+        client_link: 0,
+        sink_link: 500,
+    };
+    let (by, why) = judge(&chatty, 0.001);
+    assert_eq!(by, LimitedBy::Sink, "{why}");
+    assert_eq!(
+        why,
+        format!(
+            "the sink counted 960 of the {} packets that reached it",
+            1000 - OWN_FRAMES_MAX
+        )
+    );
 }

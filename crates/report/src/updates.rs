@@ -685,8 +685,9 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
 /// 20000 with nft by batch took 33 ms (median of 3); forwarding stalled 0 ms; 0
 /// packets lost; the background's one-way delay in the update's window reached 0.05 ms;
 /// the rule took effect after 19.9 ms". The stall is the longest of the group's, the
-/// loss their sum where no two windows of a trial overlap (else the largest per update,
-/// said so: [`Lost`]), the delay the highest (the window: 50 ms before the commit to 250 ms
+/// loss their sum where no two windows of a trial overlap (else the sum of their loss
+/// counted once, or the largest per update for rows stored without it, said so:
+/// [`Lost`]), the delay the highest (the window: 50 ms before the commit to 250 ms
 /// after it, no baseline taken out), the time to effect the median of the marker
 /// updates'; only of updates whose figures hold, and of trials whose witness holds (the
 /// others counted, with the first's reason); updates that failed are counted after the
@@ -720,14 +721,20 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 .fold(0.0, f64::max);
             // What the updates are credited with: the loss beyond each window's
             // baseline, summed only where no two windows of a trial overlap.
-            let mut t = match Lost::of(&measured) {
-                Lost::Sum(n) => unit.disturbance(&num(stall), measured.len() > 1, n),
-                // The unit's words end with its loss: said of one window.
-                Lost::PerUpdate { most, why } => {
+            let lost = Lost::of(&measured, updates);
+            // The unit's words end with its loss: its note follows.
+            let mut t = match lost {
+                Lost::Sum(n)
+                | Lost::Once {
+                    n, at_least: false, ..
+                } => unit.disturbance(&num(stall), measured.len() > 1, n),
+                Lost::Once {
+                    n, at_least: true, ..
+                } => at_least(&unit.disturbance(&num(stall), measured.len() > 1, n)),
+                Lost::PerUpdate { most, .. } => {
                     unit.disturbance(&num(stall), measured.len() > 1, most)
-                        + &format!(" in one update's window at most ({why})")
                 }
-            };
+            } + &lost.note();
             // A stall is a run of bins that lost and received none: a commit that held
             // the packets back and then let them all through shows as their delay only.
             let delay_us = measured.iter().map(|u| u.row.owd_max_us).max().unwrap_or(0);
@@ -1403,6 +1410,22 @@ enum Lost {
     /// Their sum (each update's `lost_beyond_baseline`, else `lost`): no two windows of
     /// one trial overlap, so no packet is counted twice.
     Sum(u64),
+    /// Their sum where two windows of one trial overlap, each lost packet counted once:
+    /// every update of those trials carries its `lost_once` (fwbench counted each
+    /// window's loss beyond the baseline only over the background's bins no earlier
+    /// update's window held), the other trials' updates their credited loss as in
+    /// [`Lost::Sum`].
+    Once {
+        n: u64,
+        /// An update of one of those trials that is not of this figure (its figures do
+        /// not hold, or it is of another group) has a window that started no later
+        /// than one of the figure's and overlaps it: the bins it held first are in no
+        /// update's share here, so `n` is a lower bound.
+        at_least: bool,
+        /// Every update of the figure was reckoned against a baseline (one of a trial
+        /// whose windows do not overlap may have had none: its whole loss counts).
+        baselines: bool,
+    },
     /// Not summed: two windows of one trial overlap (above 3–4 updates/s a 300-ms
     /// window holds the next update's start), or a trial's windows cannot be placed in
     /// time, and more than one of its updates lost packets, so a sum would count the
@@ -1410,7 +1433,9 @@ enum Lost {
     /// rows cannot give their union soundly: each window's loss beyond the baseline is
     /// reckoned against a baseline (the trial's quiet window, or the 50 ms before that
     /// update) whose loss rate is not stored, and a bin of a later window that straddles
-    /// an earlier window's end cannot be split. The largest per-update figure instead.
+    /// an earlier window's end cannot be split. The largest per-update figure instead,
+    /// where an update of those trials has no `lost_once` (stored before fwbench
+    /// counted it), or a window cannot be placed.
     PerUpdate {
         most: u64,
         /// Why not summed: "windows overlap: per-update loss, not summed".
@@ -1419,20 +1444,26 @@ enum Lost {
 }
 
 impl Lost {
-    fn of(measured: &[&Update]) -> Lost {
+    /// Of `measured` (a group's updates whose figures hold, [`felt`]), among `all` the
+    /// updates of the run (which holds their trials' others).
+    fn of(measured: &[&Update], all: &[Update]) -> Lost {
         let credited = |u: &Update| u.row.lost_beyond_baseline.unwrap_or(u.row.lost);
         let mut by_trial: BTreeMap<i64, Vec<&Update>> = BTreeMap::new();
         for u in measured {
             by_trial.entry(u.trial_id).or_default().push(u);
         }
         let mut why = None;
+        let mut unplaced = false;
+        // The trials whose windows overlap, where more than one update lost packets.
+        let mut overlapping: BTreeSet<i64> = BTreeSet::new();
         // A trial where at most one update lost anything counts nothing twice — by what
         // each window lost, not what it is credited with: a window overlapping another's
         // stall measures its baseline there, and may be credited 0 of packets it lost.
         let twice = |us: &&Vec<&Update>| us.iter().filter(|u| u.row.lost > 0).count() > 1;
-        for us in by_trial.values().filter(twice) {
+        for (trial, us) in by_trial.iter().filter(|(_, us)| twice(us)) {
             let windows: Vec<Option<(i128, i128)>> = us.iter().map(|u| window_ns(u)).collect();
             let Some(mut placed) = windows.iter().copied().collect::<Option<Vec<_>>>() else {
+                unplaced = true;
                 why = why.or(Some(
                     "windows not placed in time (a start not stored): per-update loss, not \
                      summed",
@@ -1444,17 +1475,95 @@ impl Lost {
             for (from, to) in placed {
                 if from < end {
                     why = Some("windows overlap: per-update loss, not summed");
+                    overlapping.insert(*trial);
                 }
                 end = end.max(to);
             }
         }
-        match why {
-            None => Lost::Sum(measured.iter().map(|u| credited(u)).sum()),
-            Some(why) => Lost::PerUpdate {
+        let Some(why) = why else {
+            return Lost::Sum(measured.iter().map(|u| credited(u)).sum());
+        };
+        let of_overlapping = |u: &&&Update| overlapping.contains(&u.trial_id);
+        let once: Option<u64> = measured
+            .iter()
+            .map(|u| {
+                if overlapping.contains(&u.trial_id) {
+                    u.row.lost_once
+                } else {
+                    Some(credited(u))
+                }
+            })
+            .sum();
+        match once {
+            Some(n) if !unplaced => Lost::Once {
+                n,
+                baselines: measured
+                    .iter()
+                    .all(|u| u.row.lost_beyond_baseline.is_some()),
+                at_least: measured
+                    .iter()
+                    .filter(of_overlapping)
+                    .any(|m| held_first_by_another(m, measured, all)),
+            },
+            _ => Lost::PerUpdate {
                 most: measured.iter().map(|u| credited(u)).max().unwrap_or(0),
                 why,
             },
         }
+    }
+
+    /// What follows the unit's words of the loss: " beyond the baseline (windows
+    /// overlap: …)" (empty for a plain sum).
+    fn note(&self) -> String {
+        match self {
+            Lost::Sum(_) => String::new(),
+            Lost::Once {
+                at_least,
+                baselines,
+                ..
+            } => format!(
+                " beyond the baseline{} (windows overlap: each lost packet counted once, in the \
+                 earliest window holding it{})",
+                if *baselines {
+                    ""
+                } else {
+                    " where one was taken"
+                },
+                if *at_least {
+                    "; an update of the same trial left out of this figure held some of these \
+                     windows first"
+                } else {
+                    ""
+                }
+            ),
+            Lost::PerUpdate { why, .. } => format!(" in one update's window at most ({why})"),
+        }
+    }
+}
+
+/// Whether an update of `m`'s trial outside `measured` — one that ran (no error, a
+/// start) — has a window starting no later than `m`'s that overlaps it: fwbench gave the
+/// bins both hold to the earlier (at the same start, to the one it reported first, which
+/// the stored rows do not tell), so `m`'s `lost_once` lacks them and no update of
+/// `measured` counts them.
+fn held_first_by_another(m: &Update, measured: &[&Update], all: &[Update]) -> bool {
+    let Some((from, _)) = window_ns(m) else {
+        return false;
+    };
+    all.iter()
+        .filter(|o| o.trial_id == m.trial_id && !measured.iter().any(|u| std::ptr::eq(*u, *o)))
+        .filter(|o| o.row.error.is_none() && o.row.start_unix_ns > 0)
+        .filter(|o| o.row.start_unix_ns <= m.row.start_unix_ns)
+        .filter_map(window_ns)
+        .any(|(_, to)| to > from)
+}
+
+/// The unit's words of a disturbance (which end with the loss, "…; 40 packets lost")
+/// with the loss a lower bound: "…; at least 40 packets lost".
+fn at_least(said: &str) -> String {
+    match said.rfind("; ") {
+        Some(i) => format!("{}; at least {}", &said[..i], &said[i + 2..]),
+        None => format!("at least {said}"),
     }
 }
 
@@ -2069,9 +2178,18 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                         .filter_map(|u| u.row.stall_ms)
                         .fold(0.0, f64::max)),
                 },
-                match (measured.is_empty(), Lost::of(&measured)) {
+                match (measured.is_empty(), Lost::of(&measured, updates)) {
                     (true, _) => "–".into(),
                     (false, Lost::Sum(n)) => n.to_string(),
+                    (false, Lost::Once { n, at_least, .. }) => format!(
+                        "{}{n} (windows overlap: each lost packet counted once{})",
+                        if at_least { "at least " } else { "" },
+                        if at_least {
+                            "; an update left out held some windows first"
+                        } else {
+                            ""
+                        }
+                    ),
                     (false, Lost::PerUpdate { most, why }) => {
                         format!("{most} in one window at most ({why})")
                     }

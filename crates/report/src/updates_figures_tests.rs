@@ -929,7 +929,7 @@ fn lost_at(trial: i64, at_ms: u64, lost: u64) -> Update {
 /// series' bins, else (no readable series) the CLI's 50 ms before to 250 ms after.
 #[test]
 fn a_groups_loss_is_summed_only_over_windows_apart() {
-    let of = |us: &[Update]| Lost::of(&us.iter().collect::<Vec<_>>());
+    let of = |us: &[Update]| Lost::of(&us.iter().collect::<Vec<_>>(), us);
     let overlap = |most| Lost::PerUpdate {
         most,
         why: "windows overlap: per-update loss, not summed",
@@ -984,6 +984,137 @@ fn a_groups_loss_is_summed_only_over_windows_apart() {
         said.contains(
             "forwarding stalled 0 ms at most; 7 packets lost in one update's window at most \
              (windows overlap: per-update loss, not summed)"
+        ),
+        "{said}"
+    );
+}
+
+/// Where every update of a trial whose windows overlap carries its loss counted once
+/// (`lost_once`), the group's loss is their sum — each lost packet once —, the other
+/// trials' updates their credited loss; an update of such a trial outside the figure
+/// that ran and whose window started no later than one of the figure's and overlaps it
+/// makes the sum a lower bound ("at least"); one of them without `lost_once` (stored
+/// before), or a window not placed, keeps the largest per update.
+#[test]
+fn a_groups_overlapping_windows_sum_the_loss_counted_once() {
+    let once = |trial, at_ms, lost, once| {
+        let mut u = lost_at(trial, at_ms, lost);
+        u.row.lost_once = once;
+        u
+    };
+    // Measured: the first `n` of `all`.
+    let of = |all: &[Update], n: usize| Lost::of(&all[..n].iter().collect::<Vec<_>>(), all);
+    let fast = [
+        once(1, 201, 5, Some(1)),
+        once(1, 1, 7, Some(7)),
+        once(1, 101, 6, Some(2)),
+    ];
+    let exact = |n| Lost::Once {
+        n,
+        at_least: false,
+        baselines: true,
+    };
+    assert_eq!(of(&fast, 3), exact(10));
+    // Beside a trial whose windows lie apart (and one that has no `lost_once`): its
+    // credited loss.
+    let mut beside = fast.to_vec();
+    beside.extend([lost_at(2, 1, 4), lost_at(2, 1000, 3)]);
+    assert_eq!(of(&beside, 5), exact(17));
+    // One of those without a baseline: its whole loss counts, said so.
+    beside[4].row.lost_beyond_baseline = None;
+    assert_eq!(
+        of(&beside, 5),
+        Lost::Once {
+            n: 27,
+            at_least: false,
+            baselines: false
+        }
+    );
+    assert!(
+        of(&beside, 5)
+            .note()
+            .starts_with(" beyond the baseline where one was taken (windows overlap"),
+        "{}",
+        of(&beside, 5).note()
+    );
+    // One of the overlapping trial's updates stored before it was counted: per update.
+    let mut old = fast.to_vec();
+    old[2].row.lost_once = None;
+    assert_eq!(
+        of(&old, 3),
+        Lost::PerUpdate {
+            most: 7,
+            why: "windows overlap: per-update loss, not summed"
+        }
+    );
+    // Apart, the loss counted once is not needed: the credited sum, as before.
+    assert_eq!(
+        of(&[lost_at(1, 1, 4), lost_at(1, 304, 6)], 2),
+        Lost::Sum(10)
+    );
+    // An update of the trial outside the figure: one that started no later than a measured
+    // one, its window overlapping it, held bins first — at least; one that started
+    // after every measured one (it holds none of their bins), one that failed or never
+    // ran (no window), or one of another trial: exact.
+    let outside = |at_ms: u64| {
+        let mut all = fast.to_vec();
+        all.push(once(1, at_ms, 3, Some(3)));
+        all
+    };
+    assert_eq!(
+        of(&outside(51), 3),
+        Lost::Once {
+            n: 10,
+            at_least: true,
+            baselines: true
+        }
+    );
+    assert_eq!(
+        of(&outside(1), 3),
+        Lost::Once {
+            n: 10,
+            at_least: true,
+            baselines: true
+        }
+    );
+    assert_eq!(of(&outside(251), 3), exact(10));
+    let mut failed = outside(51);
+    failed[3].row.error = Some("exit 1".into());
+    assert_eq!(of(&failed, 3), exact(10));
+    assert_eq!(of(&outside(0), 3), exact(10));
+    let mut other = outside(51);
+    other[3].trial_id = 2;
+    assert_eq!(of(&other, 3), exact(10));
+    // Before the measured windows, apart from them: exact.
+    let mut early = fast.to_vec();
+    early
+        .iter_mut()
+        .for_each(|u| u.row.start_unix_ns += 1_000_000_000);
+    early.push(once(1, 1, 3, Some(3)));
+    assert_eq!(of(&early, 3), exact(10));
+    // A window not placed beside overlapping ones: per update.
+    let mut unplaced = fast.to_vec();
+    unplaced.extend([once(2, 0, 4, Some(4)), once(2, 5000, 6, Some(6))]);
+    assert!(matches!(of(&unplaced, 5), Lost::PerUpdate { most: 7, .. }));
+    // The sentence: the sum, said so; with an update of the trial left out (its own
+    // doubt) that held bins first, "at least".
+    let said = findings(&fast).join("\n");
+    assert!(
+        said.contains(
+            "forwarding stalled 0 ms at most; 10 packets lost beyond the baseline (windows \
+             overlap: each lost packet counted once, in the earliest window holding it); "
+        ),
+        "{said}"
+    );
+    let mut doubted = fast.to_vec();
+    doubted[1].row.doubts = Some(r#"[{"kind":"overloaded","why":"lost before it"}]"#.into());
+    let said = findings(&doubted).join("\n");
+    assert!(
+        said.contains(
+            "forwarding stalled 0 ms at most; at least 3 packets lost beyond the baseline \
+             (windows overlap: each lost packet counted once, in the earliest window holding \
+             it; an update of the same trial left out of this figure held some of these \
+             windows first)"
         ),
         "{said}"
     );

@@ -8,11 +8,11 @@
 
 use crate::runs::{SCHEMA_V8, SCHEMA_V9};
 use crate::updates::SCHEMA_V5 as UPDATES_V5;
-use crate::updates::{SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V7};
+use crate::updates::{SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V7};
 use crate::views;
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -216,6 +216,8 @@ pub(crate) fn v6() -> String {
 // Version 10: reloads' violations in `gateway_updates` (`updates::SCHEMA_V10`).
 // Version 11: each update's wait for the ones before it (`updates::SCHEMA_V11`).
 // Version 12: where a reload's violation window starts (`updates::SCHEMA_V12`).
+// Version 13: each update's loss beyond the baseline in no earlier update's window
+// (`updates::SCHEMA_V13`).
 
 /// The steps that bring a file of `version` to [`SCHEMA_VERSION`] (all of them for a
 /// new file, version 0), in order.
@@ -233,6 +235,7 @@ pub(crate) fn steps_from(version: i64) -> Vec<String> {
         SCHEMA_V10.to_string(),
         SCHEMA_V11.to_string(),
         SCHEMA_V12.to_string(),
+        SCHEMA_V13.to_string(),
     ];
     let from = usize::try_from(version.max(0)).unwrap_or(usize::MAX);
     all.into_iter().skip(from).collect()

@@ -339,3 +339,42 @@ fn version_8_files_get_run_tags() {
     s.set_run_tags(id, &[("run".into(), "12".into())]).unwrap();
     assert_eq!(s.run_tags(id).unwrap()[1], ("run".into(), "12".into()));
 }
+
+/// Version 13: a version-12 file's gateway updates open (read-only in memory, and for
+/// writing) with no loss counted once — absent, never 0 —, and a new update keeps its.
+#[test]
+fn version_12_updates_read_no_loss_counted_once() {
+    let (_tmp, p, c) = old_file_with_run(12);
+    c.execute_batch(
+        "INSERT INTO trials (id, run_id, trial_key, rep, workload, status, started_at,
+                 finished_at, params, placement, results)
+                 VALUES (1, 1, 'old', 1, 'flow', 'ok', 't0', 't1', '{}', '{}', '{}');
+         INSERT INTO gateway_updates VALUES (1, 0, 0, 'add', 'batch', 1, 20000, 5, 2.0, 1,
+                 0.0, 1, NULL, 3.0, 9, 0, NULL, NULL, 7, 0.35, NULL, NULL, NULL, NULL, NULL,
+                 NULL);",
+    )
+    .unwrap();
+    drop(c);
+    let old = |s: &Store| {
+        let u = s.updates(1).unwrap();
+        assert_eq!(u.len(), 1);
+        (u[0].lost_beyond_baseline, u[0].lost_once)
+    };
+    assert_eq!(old(&Store::open_read_only(&p).unwrap()), (Some(7), None));
+    let mut s = Store::open(&p).unwrap();
+    assert_eq!(old(&s), (Some(7), None));
+    let id = s
+        .insert_trial(&TrialRecord {
+            updates: vec![UpdateRecord {
+                kind: "add".into(),
+                method: "batch".into(),
+                start_unix_ns: 9,
+                lost_beyond_baseline: Some(7),
+                lost_once: Some(4),
+                ..Default::default()
+            }],
+            ..trial(1, "new")
+        })
+        .unwrap();
+    assert_eq!(s.updates(id).unwrap()[0].lost_once, Some(4));
+}

@@ -3,7 +3,8 @@
 //!
 //! Owns: the `gateway_updates` table (schema version 5, additive; version 7: the
 //! witness of each update's figures — a stall may be absent, the loss beyond the
-//! window before the update, the effective blocked time, the doubts) and its rows.
+//! window before the update, the effective blocked time, the doubts; version 13: the
+//! loss beyond the baseline in no earlier update's window) and its rows.
 //! Must not: compute anything (the controller summarises, the report analyses).
 
 use rusqlite::{params, Transaction};
@@ -93,6 +94,13 @@ pub(crate) const SCHEMA_V12: &str = "
 ALTER TABLE gateway_updates ADD COLUMN violation_from_ms REAL;
 ";
 
+/// Version 13: what of each update's loss beyond the baseline lies in no earlier
+/// update's window (`lost_once`: a trial's updates' sum counts each lost packet once
+/// where their windows overlap; NULL: no such figure, or stored before it was counted).
+pub(crate) const SCHEMA_V13: &str = "
+ALTER TABLE gateway_updates ADD COLUMN lost_once INTEGER;
+";
+
 /// One update as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
@@ -141,6 +149,11 @@ pub struct UpdateRecord {
     /// Where the violation window starts, ms from the update's start (schema 12).
     #[serde(default)]
     pub violation_from_ms: Option<f64>,
+    /// What of `lost_beyond_baseline` lies in no earlier update's window of its trial
+    /// (schema 13): summed over a trial's updates, each lost packet once. `None`: no
+    /// such figure, or stored before it was counted.
+    #[serde(default)]
+    pub lost_once: Option<u64>,
 }
 
 pub(crate) fn insert(
@@ -153,7 +166,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -183,6 +196,7 @@ pub(crate) fn insert(
             u.place,
             u.wait_ms,
             u.violation_from_ms,
+            u.lost_once.map(|n| n as i64),
         ])?;
     }
     Ok(())
@@ -196,7 +210,7 @@ pub(crate) fn read(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
                 lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place,
-                wait_ms, violation_from_ms
+                wait_ms, violation_from_ms, lost_once
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -226,6 +240,7 @@ pub(crate) fn read(
             place: r.get(22)?,
             wait_ms: r.get(23)?,
             violation_from_ms: r.get(24)?,
+            lost_once: r.get::<_, Option<i64>>(25)?.map(|n| n as u64),
         })
     })?;
     rows.collect()
@@ -266,7 +281,8 @@ mod tests {
         c.execute_batch(SCHEMA_V10).unwrap();
         c.execute_batch(SCHEMA_V11).unwrap();
         c.execute_batch(SCHEMA_V12).unwrap();
-        // Its wait was never measured: absent, not 0.
+        c.execute_batch(SCHEMA_V13).unwrap();
+        // Its wait was never measured: absent, not 0; nor its loss counted once.
         assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
         let new = UpdateRecord {
             index: 1,
@@ -280,6 +296,7 @@ mod tests {
             place: Some("after-established".into()),
             wait_ms: Some(41.5),
             violation_from_ms: Some(-0.4),
+            lost_once: Some(3),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

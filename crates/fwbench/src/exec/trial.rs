@@ -437,7 +437,11 @@ fn collect(
     results: Vec<Returned>,
     gr: Option<&GatewayResults>,
 ) -> Result<Figures> {
-    let shift = offset_of(placement, "client") - offset_of(placement, "gateway");
+    let (client, gateway) = (
+        clock_of(placement, "client"),
+        clock_of(placement, "gateway"),
+    );
+    let shift = client.0 - gateway.0;
     let on_client_clock = gr.cloned().map(|mut g| {
         for u in &mut g.updates {
             u.start_unix_ns = u.start_unix_ns.saturating_add_signed(shift);
@@ -451,20 +455,38 @@ fn collect(
         gateway: on_client_clock.as_ref(),
     })?;
     if let (Some(e), Some(g)) = (figures.events_mut(), gr) {
-        for (u, row) in e.updates.iter_mut().zip(&g.updates) {
-            u.row.start_unix_ns = row.start_unix_ns;
-        }
+        redate(e, g, client.1 + gateway.1);
     }
     Ok(figures)
 }
 
-/// A role's clock against the controller's, ns (0: local, or not measured).
-fn offset_of(placement: &[RoleInfo], role: &str) -> i64 {
+/// The updates dated on the gateway's clock again (`g`'s starts), and each time to
+/// effect — the client's stamps against a commit's start placed on the client's clock
+/// — dated to within that placing's uncertainty too (`uncertainty_ns`, the two clocks'
+/// against the controller's, added to its resolution: what below 0 is 0 and what is
+/// withheld is judged after, on it). A flow's, read on the sink's clock, has had the
+/// client's part exchanged for the sink's (`PacketSummary::correct_effects`).
+fn redate(
+    e: &mut crate::workloads::events::EventsSummary,
+    g: &GatewayResults,
+    uncertainty_ns: i64,
+) {
+    for (u, row) in e.updates.iter_mut().zip(&g.updates) {
+        u.row.start_unix_ns = row.start_unix_ns;
+        u.effect_resolution_ms = u
+            .effect_resolution_ms
+            .map(|r| r + uncertainty_ns as f64 / 1e6);
+    }
+}
+
+/// A role's clock against the controller's and its uncertainty, ns ((0, 0): local, or
+/// not measured).
+fn clock_of(placement: &[RoleInfo], role: &str) -> (i64, i64) {
     placement
         .iter()
         .find(|r| r.role == role)
         .and_then(|r| r.clock.as_ref())
-        .map_or(0, |k| k.offset_ns)
+        .map_or((0, 0), |k| (k.offset_ns, k.uncertainty_ns))
 }
 
 /// Ask every traffic role (not the gateway) for its counters and tell the observer.
@@ -634,4 +656,30 @@ fn wait_for_conn(
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A time to effect across two hosts' clocks is dated to within their
+    /// uncertainty: its resolution grows by it; the starts are the gateway's again.
+    #[test]
+    fn a_time_to_effect_on_two_clocks_carries_their_uncertainty() {
+        let mut e = crate::workloads::events::planted_summary(0);
+        e.updates[0].effect_resolution_ms = Some(1.0);
+        e.updates[0].row.start_unix_ns = 5_000;
+        let mut g = GatewayResults::default();
+        let mut row = e.updates[0].row.clone();
+        row.start_unix_ns = 1_000;
+        g.updates.push(row);
+        redate(&mut e, &g, 300_000);
+        assert_eq!(e.updates[0].row.start_unix_ns, 1_000);
+        let r = e.updates[0].effect_resolution_ms.unwrap();
+        assert!((r - 1.3).abs() < 1e-9, "{r}");
+        // Without a resolution (no time to effect) none is made up.
+        e.updates[0].effect_resolution_ms = None;
+        redate(&mut e, &g, 300_000);
+        assert_eq!(e.updates[0].effect_resolution_ms, None);
+    }
 }

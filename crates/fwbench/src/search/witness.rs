@@ -150,8 +150,8 @@ fn widest<'a>(
 
 /// Trials at or below the rate found whose sender fell behind its schedule: the
 /// search measured fwbench's sender there, not the gateway. And the lowest rate that
-/// failed (`fail`, which bounds the answer from above), by its latest trial, where it
-/// failed for fwbench ([`fwbench_fail`]): the answer is then fwbench's limit — a
+/// failed (`fail`, which bounds the answer from above), where every trial that failed
+/// there failed for fwbench ([`fwbench_fail`]): the answer is then fwbench's limit — a
 /// search that stops below the rate fwbench's sender or sink could not carry says
 /// nothing of the gateway above it.
 pub fn sender_doubts(points: &[Point], found: Option<f64>, fail: Option<f64>) -> Vec<Doubt> {
@@ -160,12 +160,17 @@ pub fn sender_doubts(points: &[Point], found: Option<f64>, fail: Option<f64>) ->
     out
 }
 
-/// [`sender_doubts`]' second part: the lowest rate that failed (`fail`), by its latest
-/// trial, failed for fwbench ([`fwbench_fail`]) — the answer `found` is then a lower
-/// bound of the gateway's. `None`: it failed for the gateway, or there is none.
+/// [`sender_doubts`]' second part: the lowest rate that failed (`fail`) failed for
+/// fwbench ([`fwbench_fail`]) in every trial that failed there — the answer `found` is
+/// then a lower bound of the gateway's, said with the latest of them. `None`: a trial
+/// failed there for the gateway (the gateway fails at that rate, whatever else did),
+/// or there is none. A trial that passed at that rate says nothing of why it fails (a
+/// re-test that passed with its sender behind is no failure of fwbench's).
 pub fn fail_by_fwbench(points: &[Point], found: Option<f64>, fail: Option<f64>) -> Option<Doubt> {
-    let lowest = fail.and_then(|f| latest(points).into_iter().find(|p| p.x == f))?;
-    let why = fwbench_fail(lowest)?;
+    let f = fail?;
+    let failed: Vec<&Point> = points.iter().filter(|p| p.x == f && !p.pass).collect();
+    let whys: Option<Vec<String>> = failed.iter().map(|p| fwbench_fail(p)).collect();
+    let (lowest, why) = failed.last().zip(whys?.pop())?;
     let answer = match found {
         Some(x) => format!(
             "the rate found, {x:.0} pps, is fwbench's limit, and the gateway's may be higher"
@@ -691,6 +696,49 @@ mod tests {
             limited_by: None,
             doubts: vec![],
         }
+    }
+
+    /// The lowest failing rate is fwbench's limit only where every trial that failed
+    /// there failed for fwbench: a re-test there that passed with its sender behind
+    /// (the `--load` capacity takes the lowest rate any trial failed at) names no
+    /// sender for the gateway's loss, nor does a gateway's failure beside a sender's.
+    #[test]
+    fn a_lowest_fail_is_fwbenchs_only_where_every_failure_there_was() {
+        let gateway_lost = pt(12_000.0, false, 0.05, false);
+        let sender_late = pt(12_000.0, false, 0.0, true);
+        let retest_passed_late = pt(12_000.0, true, 0.0, true);
+        let below = pt(11_000.0, true, 0.0, false);
+        let by = |pts: Vec<Point>| fail_by_fwbench(&pts, Some(11_000.0), Some(12_000.0));
+        assert_eq!(
+            by(vec![
+                below.clone(),
+                gateway_lost.clone(),
+                retest_passed_late
+            ]),
+            None
+        );
+        assert_eq!(
+            by(vec![
+                below.clone(),
+                sender_late.clone(),
+                gateway_lost.clone()
+            ]),
+            None
+        );
+        assert_eq!(
+            by(vec![below.clone(), gateway_lost, sender_late.clone()]),
+            None
+        );
+        let d = by(vec![below, sender_late.clone(), sender_late]).unwrap();
+        assert_eq!(d.kind, DoubtKind::LimitedByFwbench);
+        assert!(
+            d.why.starts_with(
+                "the lowest failing rate, 12000 pps, failed by fwbench's own sender falling \
+                 behind its schedule"
+            ),
+            "{}",
+            d.why
+        );
     }
 
     /// The disturbed ndr: 2 500 pps lost 0.2 %, 5 234 passed, 312 lost 43.7 %.

@@ -263,6 +263,20 @@ pub struct UpdateEffect {
     /// background in the window, or none before the update to compare with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_beyond_baseline: Option<u64>,
+    /// What of the loss beyond the same baseline lies in no earlier update's window:
+    /// reckoned as `lost_beyond_baseline` is, over the background's bins of this
+    /// window that no window of an update that ran before it holds (an earlier start;
+    /// at the same start, the one reported first). Summed over a trial's updates, each
+    /// lost packet counts once, in the earliest window holding it — what the updates
+    /// together cost where their windows overlap (above 3–4 updates/s). Equal to
+    /// `lost_beyond_baseline` where no earlier window overlaps this one. Against the 50
+    /// ms before the update (no quiet window), that baseline's loss per bin times the
+    /// window's bins that hold those background bins. Each share is floored at 0 on its
+    /// own, so it can exceed `lost_beyond_baseline` where the bins an earlier window
+    /// holds lost less than the baseline's rate. `None` where `lost_beyond_baseline`
+    /// is, and in results stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_once: Option<u64>,
     /// Effective blocked time (FD.io CSIT): `lost_beyond_baseline` over the
     /// background's offered rate before the update, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -576,16 +590,12 @@ pub fn summarise_flows(
         queue: queue_before(&rows, &background).filter(|q| paced && !q.senders(src.max_lag_ns)),
         ..Base::of(p, &rows, &background)
     };
-    let mut updates = rows
-        .into_iter()
-        .map(|row| {
-            let at = marker.and_then(|m| {
-                let res = flow_resolution(m, batch, flows_n);
-                flow_effect_stamp(row.kind, m).map(|t| (t, res))
-            });
-            effect(row, at, &background, Unit::Packets, &base, end)
+    let mut updates = effects(rows, &background, Unit::Packets, &base, end, |row| {
+        marker.and_then(|m| {
+            let res = flow_resolution(m, batch, flows_n);
+            flow_effect_stamp(row.kind, m).map(|t| (t, res))
         })
-        .collect::<Vec<_>>();
+    });
     say_why_no_effect(&mut updates, Unit::Packets);
     // The marker's spacing (every marker flow's packets count in the violations).
     let gap = marker_gap(marker, src.sent_per_flow.first().copied(), p.duration_s);
@@ -641,15 +651,11 @@ pub fn summarise_txns(
     let end = traffic_end(background);
     let around = lost_around(&rows, background);
     let base = Base::of(p, &rows, background);
-    let mut updates = rows
-        .into_iter()
-        .map(|row| {
-            // A transaction's stamp: its start plus half its neighbour's latency, to
-            // within a bin.
-            let at = txn_effect_stamp(row.kind, &s.marker).map(|t| (t, BIN_NS));
-            effect(row, at, background, unit, &base, end)
-        })
-        .collect::<Vec<_>>();
+    let mut updates = effects(rows, background, unit, &base, end, |row| {
+        // A transaction's stamp: its start plus half its neighbour's latency, to
+        // within a bin.
+        txn_effect_stamp(row.kind, &s.marker).map(|t| (t, BIN_NS))
+    });
     say_why_no_effect(&mut updates, unit);
     let marker_lost = if marker_counted {
         ::traffic::bins::failed(&s.marker)
@@ -1144,10 +1150,50 @@ fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBe
     .then_some(q)
 }
 
+/// Every update's effect ([`effect`]), each marker stamp from `effect_at`, each window's
+/// loss counted once where an earlier one holds it too ([`claimed_until`]).
+fn effects(
+    rows: Vec<UpdateRow>,
+    background: &[Background],
+    unit: Unit,
+    base: &Base,
+    traffic_end: Option<u64>,
+    effect_at: impl Fn(&UpdateRow) -> Option<(u64, u64)>,
+) -> Vec<UpdateEffect> {
+    let claimed = claimed_until(&rows);
+    rows.into_iter()
+        .zip(claimed)
+        .map(|(row, claimed)| {
+            let at = effect_at(&row);
+            effect(row, at, background, unit, base, traffic_end, claimed)
+        })
+        .collect()
+}
+
+/// Where the windows of the updates that ran before each one (an earlier start; at the
+/// same start, the one reported first) end, ns since the epoch: the background's bins
+/// before it are theirs ([`UpdateEffect::lost_once`]). 0: none ran before it, or it did
+/// not run itself (no error and a start: only those have windows). An earlier window
+/// starts no later than this one, so what of this one it holds is this one's start up
+/// to that end.
+fn claimed_until(rows: &[UpdateRow]) -> Vec<u64> {
+    let ran = |r: &UpdateRow| r.error.is_none() && r.start_unix_ns > 0;
+    let mut order: Vec<usize> = (0..rows.len()).filter(|&i| ran(&rows[i])).collect();
+    order.sort_by_key(|&i| (rows[i].start_unix_ns, i));
+    let mut claimed = vec![0; rows.len()];
+    let mut end = 0;
+    for i in order {
+        claimed[i] = end;
+        end = end.max(rows[i].start_unix_ns + rows[i].commit_ns + AFTER_NS);
+    }
+    claimed
+}
+
 /// One update's effect: the time to effect (from `effect_at`, for the update that
 /// carries the marker) and the background's window around it, with the witness of
 /// each figure (see [`UpdateEffect`]) against `base`. `traffic_end` is when the last
-/// background bin with traffic closed (`None`: no background).
+/// background bin with traffic closed (`None`: no background); the background's bins
+/// before `claimed` are earlier updates' windows' ([`claimed_until`]; 0: none).
 fn effect(
     row: UpdateRow,
     effect_at: Option<(u64, u64)>,
@@ -1155,6 +1201,7 @@ fn effect(
     unit: Unit,
     base: &Base,
     traffic_end: Option<u64>,
+    claimed: u64,
 ) -> UpdateEffect {
     let start = row.start_unix_ns;
     let end = start + row.commit_ns;
@@ -1167,7 +1214,7 @@ fn effect(
             ),
             _ => (None, None),
         };
-    let w = Window::merge(start, end, background);
+    let w = Window::merge(start, end, background, claimed);
     let stall_ms = match unit {
         // Longest run of bins with losses and nothing received.
         Unit::Packets => (w.longest_dark() * BIN_NS) as f64 / 1e6,
@@ -1190,6 +1237,7 @@ fn effect(
         stall_ms: ran.then_some(stall_ms),
         lost: ran.then(|| w.lost.iter().map(|&x| u64::from(x)).sum()),
         lost_beyond_baseline: None,
+        lost_once: None,
         blocked_ms: None,
         baseline_loss: None,
         baseline: None,
@@ -1345,12 +1393,21 @@ struct Window {
     /// Bins before the commit's start.
     before: usize,
     from: u64,
+    /// (received, lost) of the background's bins in the window that no earlier
+    /// update's window holds (from `claimed` on) …
+    unclaimed: (u64, u64),
+    /// … and how many of the window's bins hold them: from the one holding `claimed`
+    /// to the last (all of them where no earlier window reaches into it).
+    unclaimed_bins: usize,
 }
 
 impl Window {
-    fn merge(start: u64, end: u64, background: &[Background]) -> Window {
+    /// The window of an update started at `start` whose commit returned at `end`; the
+    /// background's bins before `claimed` are earlier updates' windows'.
+    fn merge(start: u64, end: u64, background: &[Background], claimed: u64) -> Window {
         let (from, to) = (start.saturating_sub(BEFORE_NS), end + AFTER_NS);
         let n = ((to - from) / BIN_NS) as usize + 1;
+        let own = claimed.clamp(from, to);
         let mut w = Window {
             rx: vec![0; n],
             lost: vec![0; n],
@@ -1358,6 +1415,8 @@ impl Window {
             delay_max: 0,
             before: ((start - from) / BIN_NS) as usize,
             from,
+            unclaimed: (0, 0),
+            unclaimed_bins: n - ((own - from) / BIN_NS) as usize,
         };
         if start == 0 {
             return w;
@@ -1373,6 +1432,10 @@ impl Window {
                 w.lost[j] += b.lost[i];
                 w.delay_sum[j] += b.delay_sum_us[i];
                 w.delay_max = w.delay_max.max(u64::from(b.delay_max_us[i]));
+                if t >= own {
+                    w.unclaimed.0 += u64::from(b.received[i]);
+                    w.unclaimed.1 += u64::from(b.lost[i]);
+                }
             }
         }
         w
@@ -1445,7 +1508,10 @@ impl UpdateEffect {
         if let Some(q) = &base.quiet {
             self.baseline = Some(BaselineKind::Quiet);
             self.baseline_loss = Some(q.loss);
-            let beyond = (lost as f64 - q.loss * (rx + lost) as f64).max(0.0).round() as u64;
+            let beyond =
+                |rx: u64, lost: u64| (lost as f64 - q.loss * (rx + lost) as f64).max(0.0).round();
+            self.lost_once = Some(beyond(w.unclaimed.0, w.unclaimed.1) as u64);
+            let beyond = beyond(rx, lost) as u64;
             self.lost_beyond_baseline = Some(beyond);
             self.blocked_ms = Some(beyond as f64 / q.offered_per_s * 1e3);
         }
@@ -1480,7 +1546,9 @@ impl UpdateEffect {
                 self.baseline = Some(BaselineKind::BeforeUpdate);
                 self.baseline_loss = Some(ratio);
                 let per_bin = blost as f64 / w.before.max(1) as f64;
-                let beyond = (lost as f64 - per_bin * w.rx.len() as f64).max(0.0).round() as u64;
+                let beyond = |lost: u64, bins: f64| (lost as f64 - per_bin * bins).max(0.0).round();
+                self.lost_once = Some(beyond(w.unclaimed.1, w.unclaimed_bins as f64) as u64);
+                let beyond = beyond(lost, w.rx.len() as f64) as u64;
                 self.lost_beyond_baseline = Some(beyond);
                 // Offered over the bins before the start since the background began.
                 let active = (0..w.before)
@@ -1816,12 +1884,22 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
                 )
             };
         }
+        // What the updates together lost beyond the baseline, each packet once (where
+        // every update with a loss figure has its share).
+        let measured: Vec<&&UpdateEffect> = ok.iter().filter(|u| u.lost.is_some()).collect();
+        let once = measured
+            .iter()
+            .map(|u| u.lost_once)
+            .sum::<Option<u64>>()
+            .filter(|_| !measured.is_empty());
         out += &format!(
-            "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}",
+            "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}{}",
             s.updates.len(),
             s.lost_around
                 .unwrap_or_else(|| ok.iter().filter_map(|u| u.lost).sum::<u64>()),
             s.unit.lost_noun(),
+            once.map(|n| format!(" ({n} beyond the baseline, each counted once)"))
+                .unwrap_or_default(),
             if flagged > 0 {
                 format!(" ({flagged} of them flagged)")
             } else {
@@ -2125,6 +2203,7 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 // stall).
                 lost: u.lost.unwrap_or(0),
                 lost_beyond_baseline: u.lost_beyond_baseline,
+                lost_once: u.lost_once,
                 blocked_ms: u.blocked_ms,
                 doubts: (!u.doubts.is_empty())
                     .then(|| serde_json::to_string(&u.doubts).unwrap_or_default()),
@@ -2191,6 +2270,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
             stall_ms: Some(0.0),
             lost: Some(0),
             lost_beyond_baseline: None,
+            lost_once: None,
             blocked_ms: None,
             baseline_loss: None,
             baseline: None,

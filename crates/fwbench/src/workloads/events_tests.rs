@@ -49,6 +49,7 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
         Unit::Packets,
         &Base::default(),
         traffic_end(&background),
+        0,
     );
     // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
     assert!((u.time_to_effect_ms.unwrap() - 1.0).abs() < 1e-9, "{u:?}");
@@ -146,12 +147,13 @@ fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> Upd
         Unit::Packets,
         &Base::default(),
         traffic_end(background),
+        0,
     )
 }
 
 /// One flow update's effect against `background` and `base`, the marker not dated.
 fn undated(r: UpdateRow, background: &[Background], base: &Base, end: Option<u64>) -> UpdateEffect {
-    effect(r, None, background, Unit::Packets, base, end)
+    effect(r, None, background, Unit::Packets, base, end, 0)
 }
 
 /// The summary of one update `u` with a background in `unit`s.
@@ -220,6 +222,7 @@ fn a_request_response_marker_and_background_from_their_transactions() {
         Unit::Echoes,
         &Base::default(),
         end,
+        0,
     );
     assert!((u.time_to_effect_ms.unwrap() - 2.34).abs() < 1e-9, "{u:?}");
     assert_eq!(u.stall_ms, Some(4.5));
@@ -486,6 +489,244 @@ fn overlapping_windows_count_their_loss_once() {
     assert_eq!(lost_around(&rows[..0], &background), 0);
 }
 
+/// Three updates 100 ms apart (`--event-rate 10`) over a background of 100 packets a
+/// ms losing 1 of each bin (the quiet window's 1 %), and all of the bins at 600..605,
+/// 700..705, 800..805, 840..850, 900..910 and 1000..1010 ms: 45 bins × 99 packets
+/// beyond the baseline. Windows 550..852, 650..952 and 750..1052 ms.
+fn three_fast() -> (FlowBins, [UpdateRow; 3]) {
+    let ms = 1_000_000u64;
+    let dark = [
+        (600, 605),
+        (700, 705),
+        (800, 805),
+        (840, 850),
+        (900, 910),
+        (1000, 1010),
+    ];
+    let bg = steady_with_dark(T0, 1200, 100, 1, &dark);
+    let at = |i: u32, start_ms: u64| UpdateRow {
+        index: i,
+        ..row(UpdateKind::Add, T0 + start_ms * ms)
+    };
+    (bg, [at(0, 600), at(1, 700), at(2, 800)])
+}
+
+/// Each update's loss beyond the baseline in no earlier update's window: the first is
+/// credited with all of its window's (what no earlier window holds: equal to its
+/// `lost_beyond_baseline`), the later ones only with their windows' bins past the
+/// earlier windows' end — and their sum is the union's loss beyond the baseline, each
+/// lost packet once, where the per-update figures count the shared bins two or three
+/// times. Rows given out of order are placed by their start; an update that failed or
+/// never ran has no window and claims nothing.
+#[test]
+fn overlapping_windows_credit_each_lost_packet_once() {
+    let (bg, rows) = three_fast();
+    let background = [Background::flow(&bg)];
+    let base = Base {
+        quiet: quiet_window(&rows, &background),
+        ..Base::default()
+    };
+    let q = base.quiet.clone().unwrap();
+    assert_eq!((q.received, q.lost), (49_500, 500));
+    let end = traffic_end(&background);
+    let of = |rows: Vec<UpdateRow>| {
+        let us = effects(rows, &background, Unit::Packets, &base, end, |_| None);
+        let by_index = |i: u32| {
+            us.iter()
+                .find(|u| u.row.index == i && u.row.error.is_none())
+        };
+        let figures = |i| by_index(i).map(|u| (u.lost_beyond_baseline, u.lost_once));
+        (figures(0), figures(1), figures(2), us)
+    };
+    let (a, b, c, us) = of(rows.to_vec());
+    // 25, 30 and 35 dark bins in the three windows; 25, 10 and 10 in no earlier one.
+    assert_eq!(a, Some((Some(2475), Some(2475))));
+    assert_eq!(b, Some((Some(2970), Some(990))));
+    assert_eq!(c, Some((Some(3465), Some(990))));
+    assert!(us.iter().all(|u| u.holds()), "{us:?}");
+    // The sum is the union's loss (550..1052 ms) beyond the quiet window's rate.
+    let once: u64 = us.iter().filter_map(|u| u.lost_once).sum();
+    let union = lost_around(&rows, &background);
+    assert_eq!(union, 502 + 4455);
+    assert_eq!(once, (union as f64 - q.loss * 502.0 * 100.0).round() as u64);
+    assert_eq!(once, 45 * 99);
+    // Out of order, beside a failed update (a window of it would hold 900..910) and one
+    // that never ran: the same shares.
+    let failed = UpdateRow {
+        index: 3,
+        error: Some("exit 1".into()),
+        ..row(UpdateKind::Add, T0 + 660_000_000)
+    };
+    let never = UpdateRow {
+        index: 4,
+        ..row(UpdateKind::Add, 0)
+    };
+    let mixed = vec![
+        rows[2].clone(),
+        failed,
+        rows[0].clone(),
+        never,
+        rows[1].clone(),
+    ];
+    let (a2, b2, c2, us) = of(mixed);
+    assert_eq!((a2, b2, c2), (a, b, c));
+    assert_eq!(us[1].lost_once, None);
+    assert_eq!(us[3].lost_once, None);
+    // At the same start, the one reported first holds the shared bins.
+    let twin = UpdateRow {
+        index: 1,
+        ..rows[0].clone()
+    };
+    let (a3, b3, _, _) = of(vec![rows[0].clone(), twin.clone()]);
+    assert_eq!(a3, Some((Some(2475), Some(2475))));
+    assert_eq!(b3, Some((Some(2475), Some(0))));
+    let (a4, b4, _, _) = of(vec![twin, rows[0].clone()]);
+    assert_eq!(
+        (a4, b4),
+        (Some((Some(2475), Some(0))), Some((Some(2475), Some(2475))))
+    );
+}
+
+/// Where no earlier window reaches into an update's, its loss counted once is its
+/// loss beyond the baseline exactly — against the quiet window and against the 50 ms
+/// before it (no quiet window) alike, over uneven losses; against the 50 ms before
+/// it, a later window's share is that baseline's rate per bin over the bins from the
+/// one holding the earlier window's end.
+#[test]
+fn a_window_apart_counts_its_loss_once_as_it_is_credited() {
+    let ms = 1_000_000u64;
+    // Uneven: 1 of 40 lost in every third bin, and 0 to 10 more in each bin of
+    // 700..760 and 1300..1340 ms.
+    let lost: Vec<u32> = (0..2000u32)
+        .map(|i| {
+            let burst = (700..760).contains(&i) || (1300..1340).contains(&i);
+            u32::from(i % 3 == 0) + if burst { i % 11 } else { 0 }
+        })
+        .collect();
+    let bg = steady(T0, 40, &lost);
+    let background = [Background::flow(&bg)];
+    let rows = [
+        row(UpdateKind::Add, T0 + 700 * ms),
+        UpdateRow {
+            index: 1,
+            ..row(UpdateKind::Add, T0 + 1300 * ms)
+        },
+    ];
+    let quiet = Base {
+        quiet: quiet_window(&rows, &background),
+        ..Base::default()
+    };
+    for base in [&quiet, &Base::default()] {
+        let us = effects(
+            rows.to_vec(),
+            &background,
+            Unit::Packets,
+            base,
+            None,
+            |_| None,
+        );
+        for u in &us {
+            assert!(u.lost_beyond_baseline.is_some_and(|n| n > 0), "{u:?}");
+            assert_eq!(u.lost_once, u.lost_beyond_baseline, "{u:?}");
+        }
+    }
+    // Against the 50 ms before each (no quiet window): the second, 100 ms after the
+    // first, keeps the bins past the first window's end (852 ms: 101 of its 303 bins,
+    // from the one holding it), less 1 a bin, its baseline's rate.
+    let (bg, fast) = three_fast();
+    let background = [Background::flow(&bg)];
+    let us = effects(
+        fast[..2].to_vec(),
+        &background,
+        Unit::Packets,
+        &Base::default(),
+        None,
+        |_| None,
+    );
+    assert_eq!(us[1].baseline, Some(BaselineKind::BeforeUpdate));
+    assert_eq!(us[0].lost_once, us[0].lost_beyond_baseline);
+    assert_eq!(us[1].lost_beyond_baseline, Some(302 + 2970 - 303));
+    assert_eq!(us[1].lost_once, Some(100 + 990 - 101));
+}
+
+/// The loss counted once reaches the JSON, the store's row and the text's line over
+/// the updates: a flow trial's updates as the gateway reports them.
+#[test]
+fn the_loss_counted_once_is_stored_and_said() {
+    let p = crate::plan::build::test_params(
+        crate::params::workload::Workload::Flow,
+        &[
+            ("rate", "200kpps"),
+            ("flows", "2"),
+            ("engine", "nft"),
+            ("duration", "2s"),
+            ("event", "add:1@0.6s"),
+        ],
+    );
+    let (bg, rows) = three_fast();
+    let sink = UdpSinkResults {
+        flows: vec![proto::FlowRx {
+            flow: 1,
+            received: 1,
+            bins: Some(Box::new(bg)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let src = UdpSourceResults {
+        sent_per_flow: vec![0, 120_000],
+        ..Default::default()
+    };
+    // A fourth update, 1 s later, apart: the line over the updates is said from four.
+    let late = UpdateRow {
+        index: 3,
+        ..row(UpdateKind::Add, T0 + 1_100_000_000)
+    };
+    let gateway = GatewayResults {
+        updates: rows.iter().cloned().chain([late]).collect(),
+        ..Default::default()
+    };
+    let sources = ["198.18.0.1".parse().unwrap(), "198.18.0.2".parse().unwrap()];
+    let s = summarise_flows(&p, &sources, &src, &sink, Some(&gateway)).unwrap();
+    let once: Vec<Option<u64>> = s.updates.iter().map(|u| u.lost_once).collect();
+    // The fourth's window (1050..1352 ms) starts where the third's ended: 1000..1010
+    // is the third's; the fourth lost only the baseline's 1 a bin.
+    assert_eq!(
+        once,
+        [Some(2475), Some(990), Some(990), Some(0)],
+        "{:?}",
+        s.updates
+    );
+    let stored: Vec<Option<u64>> = records(&s).iter().map(|r| r.lost_once).collect();
+    assert_eq!(stored, once);
+    let json = serde_json::to_value(&s.updates[1]).unwrap();
+    assert_eq!(json["lost_once"], 990, "{json}");
+    assert_eq!(json["lost_beyond_baseline"], 2970, "{json}");
+    let back: UpdateEffect = serde_json::from_value(json).unwrap();
+    assert_eq!(back, s.updates[1]);
+    let t = text(&s, "nft");
+    assert!(
+        t.contains(
+            "4 updates: commit mean 2.00 ms, max 2.00 ms; 5105 background packets lost \
+                    around them (4455 beyond the baseline, each counted once)"
+        ),
+        "{t}"
+    );
+    // Results stored before it was counted read no figure, never 0.
+    let mut old = serde_json::to_value(&s.updates[1]).unwrap();
+    old.as_object_mut().unwrap().remove("lost_once");
+    let old: UpdateEffect = serde_json::from_value(old).unwrap();
+    assert_eq!(old.lost_once, None);
+    let t = text(
+        &EventsSummary {
+            updates: vec![old.clone(), old.clone(), old.clone(), old],
+            ..s
+        },
+        "nft",
+    );
+    assert!(!t.contains("each counted once"), "{t}");
+}
+
 /// An update that ran without a time to effect says why, without a doubt: the
 /// repeated replacements of one event (the trial stays `ok`).
 #[test]
@@ -533,7 +774,7 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
             marker,
             ..row(UpdateKind::Replace, T0 + 100_000_000 * u64::from(event + 1))
         };
-        effect(r, at, &background, Unit::Packets, &Base::default(), end)
+        effect(r, at, &background, Unit::Packets, &Base::default(), end, 0)
     };
     let mut trace = vec![
         dated(0, true, Some((T0 + 900_000_000, 1_000_000))),
@@ -866,7 +1107,7 @@ fn a_background_that_received_nothing_is_overloaded_without_a_stall_figure() {
         suggest_load: true,
         unreceived: 381_312,
     };
-    let u = effect(r, None, &[], Unit::Packets, &base, None);
+    let u = effect(r, None, &[], Unit::Packets, &base, None, 0);
     assert_eq!(u.stall_ms, None);
     assert_eq!(u.doubts.len(), 1, "{u:?}");
     assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
@@ -1388,6 +1629,7 @@ fn a_queue_filling_before_the_first_update_is_an_overload() {
         Unit::Packets,
         &base,
         None,
+        0,
     );
     let d = u.doubts.iter().find(|d| d.kind == DoubtKind::Overloaded);
     let expected = format!(

@@ -245,6 +245,7 @@ impl PacketSummary {
             correction_ns,
             uncertainty_ns,
         );
+        let unknown = (!known).then(|| unrelated(self.owd.count, uncertainty_ns));
         for r in std::iter::once(&mut self.owd).chain(self.flows.iter_mut().map(|f| &mut f.owd)) {
             if known {
                 hosts::shift(r, correction_ns);
@@ -252,22 +253,68 @@ impl PacketSummary {
                 *r = RttSummary::default();
             }
         }
-        // A time to effect is a receive time on the sink's clock less a commit's start
-        // placed on the client's: corrected alike, or unknown.
-        if let Some(e) = &mut self.events {
-            for u in &mut e.updates {
-                u.time_to_effect_ms = u
-                    .time_to_effect_ms
-                    .filter(|_| known)
-                    .map(|t| t - correction_ns as f64 / 1e6);
-            }
-        }
+        self.correct_effects(correction_ns, ku - su, unknown);
         self.owd_clocks = Some(OwdClocks {
             correction_ns,
             uncertainty_ns,
             basis: if known { "corrected" } else { "rtt-only" },
             pairs: vec![],
         });
+    }
+
+    /// A time to effect is a send stamp on the client's clock plus a one-way delay on
+    /// the sink's, less a commit's start placed on the client's clock (by the
+    /// gateway's and client's offsets, whose uncertainty the driver adds to its
+    /// resolution): corrected by the marker's (client, sink) pair's clocks
+    /// (`correction_ns`, sink − client), the client's offset cancels — it is the sink's
+    /// receive time less the commit's start — so its resolution takes the sink's
+    /// uncertainty for the client's (`uncertainty_delta_ns`, sink's − client's; which
+    /// decides what below 0 is 0 and what is withheld). Where the clocks cannot relate
+    /// them (`unknown`, why), not stated, with why.
+    pub fn correct_effects(
+        &mut self,
+        correction_ns: i64,
+        uncertainty_delta_ns: i64,
+        unknown: Option<String>,
+    ) {
+        let Some(e) = &mut self.events else {
+            return;
+        };
+        for u in e.updates.iter_mut() {
+            let Some(t) = u.time_to_effect_ms else {
+                continue;
+            };
+            match &unknown {
+                None => {
+                    u.time_to_effect_ms = Some(t - correction_ns as f64 / 1e6);
+                    u.effect_resolution_ms = u
+                        .effect_resolution_ms
+                        .map(|r| (r + uncertainty_delta_ns as f64 / 1e6).max(0.0));
+                }
+                Some(why) => {
+                    u.time_to_effect_ms = None;
+                    u.effect_resolution_ms = None;
+                    u.no_time_to_effect = Some(format!("{why}: not dated"));
+                }
+            }
+        }
+    }
+}
+
+/// Why a flow's time to effect cannot be dated across the marker's sender's and sink's
+/// clocks: no one-way delay measured between them (`delays` 0), or their offsets known
+/// only to ± `uncertainty_ns`, too loose for the delays measured.
+pub fn unrelated(delays: u64, uncertainty_ns: i64) -> String {
+    if delays == 0 {
+        "the marker's sender and sink are two hosts, and no one-way delay was measured \
+         between them to relate their clocks by"
+            .to_string()
+    } else {
+        format!(
+            "the marker's sender and sink are two hosts whose clocks are related only to \
+             ± {:.0} µs, too loose for its one-way delays",
+            uncertainty_ns as f64 / 1e3
+        )
     }
 }
 
@@ -379,7 +426,7 @@ pub fn rate_counters(
     sent: u64,
     received: u64,
     gateway: Option<&GatewayResults>,
-    sink_in: Option<u64>,
+    sink: Option<SinkLink>,
     at_sink: bool,
 ) -> crate::limited_by::RateCounters {
     // Forward: the gateway's ingress and egress are on the path; input: its ingress
@@ -396,6 +443,14 @@ pub fn rate_counters(
         Some(None) => (None, Some(0)),
         None => (None, None),
     };
+    // What the client's link carried back: the gateway's ingresses' transmits.
+    let client_link = gw.map_or(0, |g| {
+        g.interfaces
+            .iter()
+            .filter(|i| ingresses.contains(&i.name.as_str()))
+            .map(|i| i.tx_packets)
+            .sum()
+    });
     let egress: Vec<&proto::IfCounters> = gw
         .map(|g| {
             g.interfaces
@@ -420,10 +475,23 @@ pub fn rate_counters(
         gateway_in: if at_sink { gateway_in } else { Some(received) },
         gateway_in_dropped: if at_sink { gateway_in_dropped } else { None },
         gateway_out: if at_sink { gateway_out } else { None },
-        sink_in,
+        sink_in: sink.map(|l| l.rx),
         received,
+        // Counted at the gateway: no interface count is judged, nothing taken out.
+        back: crate::limited_by::Back {
+            client_link: if at_sink { client_link } else { 0 },
+            sink_link: sink.map_or(0, |l| l.tx),
+        },
         ..Default::default()
     }
+}
+
+/// The sink's interfaces on the gateway path: what they received and sent (summed
+/// over the sinks, each at its busiest interface).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SinkLink {
+    pub rx: u64,
+    pub tx: u64,
 }
 
 /// Packets into the gateway on `ingresses` (summed; `None` when it reported none of
@@ -1250,16 +1318,43 @@ mod tests {
             }),
             None,
         );
-        s.events = Some(Box::new(crate::workloads::events::planted_summary(0)));
+        let mut e = crate::workloads::events::planted_summary(0);
+        e.updates[0].effect_resolution_ms = Some(1.0);
+        s.events = Some(Box::new(e));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
         // earlier than the raw stamps say.
-        s.apply_clocks(Some((0, 1_000)), Some((50_000, 1_000)));
+        s.apply_clocks(Some((0, 1_000)), Some((50_000, 3_000)));
         let tte = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].time_to_effect_ms;
         assert!((tte(&s).unwrap() - 2.95).abs() < 1e-9, "{:?}", tte(&s));
-        // Clocks known only to ± 1 s: no time to effect either.
-        let mut w = base;
+        // The client's offset cancels (a receive time on the sink's clock less a start
+        // on the gateway's): its uncertainty, which the driver adds, gives way to the
+        // sink's (± 3 µs for ± 1 µs).
+        let res = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].effect_resolution_ms;
+        assert!((res(&s).unwrap() - 1.002).abs() < 1e-9, "{:?}", res(&s));
+        let why = |s: &PacketSummary| {
+            s.events.as_ref().unwrap().updates[0]
+                .no_time_to_effect
+                .clone()
+        };
+        // Clocks known only to ± 1 s: no time to effect either, and why.
+        let mut w = base.clone();
         w.apply_clocks(None, Some((0, 1_000_000_000)));
         assert_eq!(tte(&w), None);
+        assert!(
+            why(&w).is_some_and(|y| y.contains("related only to ± 1000000 µs")),
+            "{:?}",
+            why(&w)
+        );
+        // No delay measured between them: nothing to relate the clocks by, said so.
+        let mut none = base;
+        none.owd = RttSummary::default();
+        none.apply_clocks(None, Some((0, 1_000)));
+        assert_eq!(tte(&none), None);
+        assert!(
+            why(&none).is_some_and(|y| y.contains("no one-way delay was measured")),
+            "{:?}",
+            why(&none)
+        );
     }
 }

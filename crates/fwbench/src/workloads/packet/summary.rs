@@ -30,12 +30,16 @@ pub fn summarise_packet<R: Into<Returned>>(
             results: (),
         })
         .collect();
-    // Each sink's share of the gateway path, counted at its busiest interface.
-    let sink_in: Option<u64> = (!sinks.is_empty()).then(|| {
+    // Each sink's share of the gateway path, counted at its busiest interface (and
+    // what that interface sent back: its link's own frames).
+    let sink_link: Option<SinkLink> = (!sinks.is_empty()).then(|| {
         sinks
             .iter()
-            .map(|s| busiest_rx(&s.results.interfaces).unwrap_or(0))
-            .sum()
+            .filter_map(|s| busiest(&s.results.interfaces))
+            .fold(SinkLink { rx: 0, tx: 0 }, |a, i| SinkLink {
+                rx: a.rx + i.rx_packets,
+                tx: a.tx + i.tx_packets,
+            })
     });
     let delays = spread_out.then(|| hosts::relate(&shares, &clocked, &mut sinks));
     let src = if sources.len() == 1 {
@@ -74,7 +78,7 @@ pub fn summarise_packet<R: Into<Returned>>(
         sent,
         received,
         gateway,
-        sink_in.filter(|_| at_sink),
+        sink_link.filter(|_| at_sink),
         at_sink,
     );
     let per_host = spread_out.then(|| {
@@ -112,7 +116,14 @@ pub fn summarise_packet<R: Into<Returned>>(
     summary.flows = flows;
     summary.hosts = per_host;
     match delays {
-        Some(d) => summary.owd_clocks = d.clocks,
+        Some(d) => {
+            if let Some((c, delta, unknown)) =
+                marker_clocks(&shares, &clocked, &sinks, d.clocks.as_ref())
+            {
+                summary.correct_effects(c, delta, unknown);
+            }
+            summary.owd_clocks = d.clocks;
+        }
         None => {
             // One host each: relate the two clocks when they are two hosts'.
             if let (Some(c), Some(v)) = (sources.first(), sinks.first()) {
@@ -126,6 +137,36 @@ pub fn summarise_packet<R: Into<Returned>>(
         }
     }
     Ok(summary)
+}
+
+/// A role spread over hosts: the clocks of the marker's (flow 0's) client host and
+/// sink host, where they are two — (sink − client, the sink's uncertainty less the
+/// client's, and why they cannot relate its time to effect where they cannot: that
+/// pair's delays withheld by [`hosts::relate`], or none measured). `None`: one clock.
+fn marker_clocks(
+    shares: &[crate::testbed::spread::ClientShare],
+    sources: &[FromHost<()>],
+    sinks: &[FromHost<proto::UdpSinkResults>],
+    clocks: Option<&hosts::OwdClocks>,
+) -> Option<(i64, i64, Option<String>)> {
+    let client = crate::testbed::spread::host_of_flow(shares, 0);
+    let src = sources.iter().find(|s| s.host == client)?;
+    let sink = sinks
+        .iter()
+        .find(|v| v.results.flows.iter().any(|f| f.flow == 0))?;
+    let (c, u) = hosts::pair_clocks(src, sink)?;
+    let of = |k: &Option<crate::testbed::launcher::ClockOffset>| k.map_or(0, |k| k.uncertainty_ns);
+    let pair = clocks.and_then(|k| {
+        k.pairs
+            .iter()
+            .find(|q| (q.client, q.server) == (client, sink.host))
+    });
+    let unknown = match pair {
+        Some(q) if q.basis == "corrected" => None,
+        Some(q) => Some(super::unrelated(q.packets, u)),
+        None => Some(super::unrelated(0, u)),
+    };
+    Some((c, of(&sink.clock) - of(&src.clock), unknown))
 }
 
 type Sources = Vec<FromHost<proto::UdpSourceResults>>;
@@ -363,10 +404,94 @@ fn bytes(
 }
 
 /// The interface of a sink's host that received the most (its link from the gateway).
-fn busiest_rx(interfaces: &[proto::IfCounters]) -> Option<u64> {
+fn busiest(interfaces: &[proto::IfCounters]) -> Option<&proto::IfCounters> {
     interfaces
         .iter()
         .filter(|i| i.name != "lo")
-        .map(|i| i.rx_packets)
-        .max()
+        .max_by_key(|i| i.rx_packets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testbed::launcher::ClockOffset;
+    use hosts::{OwdClocks, OwdPair};
+
+    fn at(host: u32, place: &str, offset_ns: i64, uncertainty_ns: i64) -> FromHost<()> {
+        FromHost {
+            host,
+            place: place.into(),
+            clock: Some(ClockOffset {
+                offset_ns,
+                uncertainty_ns,
+                exchanges: 5,
+            }),
+            results: (),
+        }
+    }
+
+    /// Spread over two client and two server hosts, the marker's time to effect is
+    /// corrected by the clocks of flow 0's own pair — its client host and the sink host
+    /// that received it — known only where that pair's delays were corrected.
+    #[test]
+    fn the_markers_clocks_are_its_own_pairs() {
+        let shares = crate::testbed::spread::client_shares(4, 2, 2, None, 2);
+        let sources = [at(0, "ssh a", 1_000, 1_000), at(1, "ssh b", 9_000, 9_000)];
+        let sink = |host, place: &str, flow, offset| {
+            let h = at(host, place, offset, 2_000);
+            FromHost {
+                host: h.host,
+                place: h.place,
+                clock: h.clock,
+                results: proto::UdpSinkResults {
+                    flows: vec![proto::FlowRx {
+                        flow,
+                        received: 10,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+            }
+        };
+        // Flow 0 went to server host 1.
+        let sinks = [sink(0, "ssh c", 2, 7_000), sink(1, "ssh d", 0, 51_000)];
+        let pair = |client, server, basis| OwdPair {
+            client,
+            server,
+            packets: 10,
+            correction_ns: 0,
+            uncertainty_ns: 0,
+            basis,
+        };
+        let clocks = |pairs| OwdClocks {
+            correction_ns: 0,
+            uncertainty_ns: 0,
+            basis: "corrected",
+            pairs,
+        };
+        let known = clocks(vec![pair(0, 0, "rtt-only"), pair(0, 1, "corrected")]);
+        // The sink's uncertainty (2 µs) for the client's (1 µs).
+        assert_eq!(
+            marker_clocks(&shares, &sources, &sinks, Some(&known)),
+            Some((50_000, 1_000, None))
+        );
+        let loose = clocks(vec![pair(0, 0, "corrected"), pair(0, 1, "rtt-only")]);
+        let (_, _, why) = marker_clocks(&shares, &sources, &sinks, Some(&loose)).unwrap();
+        assert!(
+            why.as_deref()
+                .is_some_and(|y| y.contains("related only to ± 3 µs")),
+            "{why:?}"
+        );
+        // That pair carried no delay: nothing related them.
+        let unmeasured = clocks(vec![pair(0, 0, "corrected")]);
+        let (_, _, why) = marker_clocks(&shares, &sources, &sinks, Some(&unmeasured)).unwrap();
+        assert!(
+            why.as_deref()
+                .is_some_and(|y| y.contains("no one-way delay was measured")),
+            "{why:?}"
+        );
+        // One clock: nothing to correct.
+        let same = [sink(0, "ssh c", 2, 7_000), sink(1, "ssh a", 0, 1_000)];
+        assert_eq!(marker_clocks(&shares, &sources, &same, Some(&known)), None);
+    }
 }
