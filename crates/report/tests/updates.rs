@@ -1176,37 +1176,53 @@ fn a_load_reads_as_its_capacity_and_how_sound_that_is() {
     );
 }
 
+/// A flow trial of three adds repeated at `rate` updates/s (one every 1000/`rate` ms),
+/// each credited with its `credited` loss beyond the baseline and counted once with its
+/// `once` (absent: stored before it was counted), the first one's figures doubted
+/// (overloaded) where `doubted`.
+fn repeated_adds(
+    s: &mut store::Store,
+    run: i64,
+    key: &str,
+    rate: f64,
+    credited: [u64; 3],
+    once: Option<[u64; 3]>,
+    doubted: bool,
+) {
+    // Bins from 50 ms before the commit's start to 250 ms after its end (2 ms).
+    let window: Vec<(f64, u32, u32, f64)> =
+        (-50..=252).map(|ms| (f64::from(ms), 10, 0, 50.0)).collect();
+    let events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch", "rate": rate});
+    let params = json!({"engine": "nft", "packet": {"events": events}});
+    let mut t = flow_trial(run, key.into(), 1, params);
+    let gap_ms = (1000.0 / rate) as u64;
+    t.updates = credited
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| UpdateRecord {
+            index: i as u32,
+            start_unix_ns: 1_000_000_000 + i as u64 * gap_ms * 1_000_000,
+            lost_beyond_baseline: Some(n),
+            lost_once: once.map(|o| o[i]),
+            doubts: (doubted && i == 0).then(|| {
+                r#"[{"kind":"overloaded","why":"the gateway lost 6.1 % before it"}]"#.into()
+            }),
+            ..update(20000 + i as u64, "batch", 2.0, 1.0, n + 3, None, &window)
+        })
+        .collect();
+    s.insert_trial(&t).unwrap();
+}
+
 /// Above 3–4 updates/s a trial's 300-ms windows (50 ms before each commit to 250 ms
 /// after it) overlap: the same lost packets are in two or more of them. Their loss is
 /// then not summed — the stored rows cannot give the union's loss beyond the baseline —
 /// but said per update, the largest; a trial whose windows lie apart sums as before.
 #[test]
 fn the_loss_of_overlapping_windows_is_not_summed() {
-    // Bins from 50 ms before the commit's start to 250 ms after its end (2 ms).
-    let window: Vec<(f64, u32, u32, f64)> =
-        (-50..=252).map(|ms| (f64::from(ms), 10, 0, 50.0)).collect();
     let r = report_of(|s| {
         let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
-        for (key, rate, gap_ms, credited) in [
-            ("fast", 10.0, 100u64, [5u64, 7, 6]),
-            ("slow", 1.0, 1000, [2, 3, 4]),
-        ] {
-            let events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch",
-                                "rate": rate});
-            let params = json!({"engine": "nft", "packet": {"events": events}});
-            let mut t = flow_trial(run, key.into(), 1, params);
-            t.updates = credited
-                .iter()
-                .enumerate()
-                .map(|(i, &n)| UpdateRecord {
-                    index: i as u32,
-                    start_unix_ns: 1_000_000_000 + i as u64 * gap_ms * 1_000_000,
-                    lost_beyond_baseline: Some(n),
-                    ..update(20000 + i as u64, "batch", 2.0, 1.0, n + 3, None, &window)
-                })
-                .collect();
-            s.insert_trial(&t).unwrap();
-        }
+        repeated_adds(s, run, "fast", 10.0, [5, 7, 6], None, false);
+        repeated_adds(s, run, "slow", 1.0, [2, 3, 4], None, false);
         finish(s, run)
     });
     let a = &r.runs[0].analysis;
@@ -1242,37 +1258,10 @@ fn the_loss_of_overlapping_windows_is_not_summed() {
 /// wording (`the_loss_of_overlapping_windows_is_not_summed`).
 #[test]
 fn the_loss_of_overlapping_windows_counted_once_is_summed() {
-    let window: Vec<(f64, u32, u32, f64)> =
-        (-50..=252).map(|ms| (f64::from(ms), 10, 0, 50.0)).collect();
     let r = report_of(|s| {
         let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
-        // (key, updates/s, credited, counted once, the first's doubts)
-        for (key, rate, credited, once, doubted) in [
-            ("fast", 10.0, [5u64, 7, 6], [5u64, 2, 1], false),
-            ("faster", 20.0, [4, 9, 8], [4, 3, 2], true),
-        ] {
-            let events = json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch",
-                                "rate": rate});
-            let params = json!({"engine": "nft", "packet": {"events": events}});
-            let mut t = flow_trial(run, key.into(), 1, params);
-            let gap_ms = (1000.0 / rate) as u64;
-            t.updates = credited
-                .iter()
-                .zip(once)
-                .enumerate()
-                .map(|(i, (&n, once))| UpdateRecord {
-                    index: i as u32,
-                    start_unix_ns: 1_000_000_000 + i as u64 * gap_ms * 1_000_000,
-                    lost_beyond_baseline: Some(n),
-                    lost_once: Some(once),
-                    doubts: (doubted && i == 0).then(|| {
-                        r#"[{"kind":"overloaded","why":"the gateway lost 6.1 % before it"}]"#.into()
-                    }),
-                    ..update(20000 + i as u64, "batch", 2.0, 1.0, n + 3, None, &window)
-                })
-                .collect();
-            s.insert_trial(&t).unwrap();
-        }
+        repeated_adds(s, run, "fast", 10.0, [5, 7, 6], Some([5, 2, 1]), false);
+        repeated_adds(s, run, "faster", 20.0, [4, 9, 8], Some([4, 3, 2]), true);
         finish(s, run)
     });
     let a = &r.runs[0].analysis;
