@@ -220,11 +220,12 @@ pub struct RateCounters {
     pub received: u64,
     /// Frames each link of the path carried the other way, which a one-way trial
     /// never sends: the gateway's ingress interfaces' transmits (the client's link) and
-    /// the sink's interface's (the sink's link). They are that link's neighbour
-    /// discovery (ARP, NDP: a request answered by a reply, about as many each way), so
-    /// the counters downstream on it hold about as many frames that are none of the
-    /// trial's ([`path_stages`] takes out up to [`OWN_FRAMES_MAX`] of them). 0: not
-    /// known, nothing taken out.
+    /// the sink's interface's (the sink's link), each interface's only as far as it is
+    /// neighbour discovery ([`own_frames`]). About as many go each way (ARP, NDP: a
+    /// request answered by a reply), so the counters on that link hold about as many
+    /// frames that are none of the trial's, which the stage after each may show as
+    /// lost: a loss is placed beyond them ([`path_stages`]), never made of them. 0: not
+    /// known.
     pub back: Back,
     /// Datagrams of the gateway event's marker that the update's rule dropped, as
     /// intended (`EventsSummary::marker_dropped`): the experiment, not a limit — taken
@@ -252,10 +253,21 @@ pub struct Back {
     pub sink_link: u64,
 }
 
-/// The most frames of a link's own (neighbour discovery) taken out of a counter on it:
-/// a trial of seconds resolves each neighbour once or twice. More sent back is not
-/// discovery (ICMP errors, another talker), and is not taken as such.
+/// The most frames an interface may send back against a one-way trial that are taken
+/// for its link's neighbour discovery: a trial of seconds resolves each neighbour once
+/// or twice. More is not discovery (ICMP errors, another talker on it): none of it is
+/// taken as such ([`own_frames`]).
 pub const OWN_FRAMES_MAX: u64 = 16;
+
+/// What of an interface's `sent_back` frames (against a one-way trial) is its link's
+/// neighbour discovery: all of it up to [`OWN_FRAMES_MAX`], none above.
+pub fn own_frames(sent_back: u64) -> u64 {
+    if sent_back <= OWN_FRAMES_MAX {
+        sent_back
+    } else {
+        0
+    }
+}
 
 /// Which stage set the rate (`results::LimitedBy`, the witness's own: sender, gateway,
 /// sink, nothing, shared-cpu — a sender that shared a saturated CPU with the gateway's
@@ -595,22 +607,27 @@ pub fn late_sender(
     }
 }
 
+/// One stage of the path: the frames it lost, the role it charges, why, and how many
+/// of those may be frames of a link's own (neighbour discovery, [`RateCounters::back`]):
+/// those its upstream count holds beyond what its downstream count holds of its own.
+type Stage = (u64, LimitedBy, String, u64);
+
 /// The frames each stage of the path lost, in path order, with the role it charges
 /// and why (the gateway's ingress backlog, the way to the gateway, its forwarding, the
 /// way to the sink, the sink's count), and the index of the first stage past the
-/// gateway's ingress (where the firewall acts). An interface's count is taken less its
-/// link's own frames ([`RateCounters::back`]): a slow flow's 103 packets counted as 106
-/// at the sink's interface (its 3 frames of neighbour discovery) lost none.
-fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, usize) {
+/// gateway's ingress (where the firewall acts). A stage after an interface's count may
+/// show that interface's link's own frames as lost (a slow flow's 103 packets counted
+/// as 106 at the sink's interface, 3 frames of neighbour discovery): each stage says
+/// how many ([`Stage`]).
+fn path_stages(c: &RateCounters, unit: &str) -> (Vec<Stage>, usize) {
     let n = c.frames_per_datagram.max(1);
     let (sent, received) = (c.sent * n, c.received * n);
-    // Each link's own frames (neighbour discovery) out of the counters on it.
-    let own = |back: u64| back.min(OWN_FRAMES_MAX);
-    let trial = |count: u64, back: u64| count.saturating_sub(own(back));
-    let mut stages: Vec<(u64, LimitedBy, String)> = vec![];
+    let mut stages: Vec<Stage> = vec![];
     let mut at = sent;
+    // The frames of its link's own the count `at` holds.
+    let mut own = 0;
     let mut from = "sent";
-    if let Some(g_in) = c.gateway_in.map(|x| trial(x, c.back.client_link)) {
+    if let Some(g_in) = c.gateway_in {
         let lost = at.saturating_sub(g_in);
         // What the gateway's ingress dropped on receipt is its own backlog's overflow.
         let backlog = c.gateway_in_dropped.unwrap_or(0).min(lost);
@@ -621,6 +638,7 @@ fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, 
                 "the gateway's ingress dropped {backlog} of {at} {unit} {from} on receipt \
                  (its receive backlog overflowed: its packet processing did not keep up)"
             ),
+            own,
         ));
         let lost = lost - backlog;
         let by = if busy(c.gateway_cpu) {
@@ -632,22 +650,26 @@ fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, 
             lost,
             by,
             format!("{lost} of {at} {unit} {from} did not reach the gateway"),
+            own,
         ));
         at = g_in;
+        own = c.back.client_link;
         from = "into the gateway";
     }
     let firewall = stages.len();
-    if let Some(g_out) = c.gateway_out.map(|x| trial(x, c.back.sink_link)) {
+    if let Some(g_out) = c.gateway_out {
         let lost = at.saturating_sub(g_out);
         stages.push((
             lost,
             LimitedBy::Gateway,
             format!("the gateway forwarded {g_out} of {at} {unit}"),
+            own.saturating_sub(c.back.sink_link),
         ));
         at = g_out;
+        own = c.back.sink_link;
         from = "forwarded";
     }
-    if let Some(s_in) = c.sink_in.map(|x| trial(x, c.back.sink_link)) {
+    if let Some(s_in) = c.sink_in {
         let lost = at.saturating_sub(s_in);
         let by = if busy(c.sink_cpu) || c.gateway_out.is_none() {
             LimitedBy::Sink
@@ -658,8 +680,10 @@ fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, 
             lost,
             by,
             format!("{lost} of {at} {unit} {from} did not reach the sink's interface"),
+            own.saturating_sub(c.back.sink_link),
         ));
         at = s_in;
+        own = c.back.sink_link;
     }
     let lost = at.saturating_sub(received);
     let counted = match n {
@@ -670,6 +694,7 @@ fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, 
         lost,
         LimitedBy::Sink,
         format!("the sink {counted} of the {at} {unit} that reached it"),
+        own,
     ));
     (stages, firewall)
 }
@@ -690,7 +715,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     // sink's count). `firewall` is the first stage past the ingress.
     let mut intended = c.marker_dropped * n;
     let mut excused = 0;
-    for (lost, _, why) in stages.iter_mut().skip(firewall) {
+    for (lost, _, why, _) in stages.iter_mut().skip(firewall) {
         let take = intended.min(*lost);
         if take > 0 {
             *why += &format!(
@@ -702,15 +727,23 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
             excused += take;
         }
     }
-    // What the trial lost, end to end (the sender's and the sink's own counts): the
-    // interfaces between count a few frames of their links' own besides (neighbour
-    // discovery), which a stage-by-stage sum reads as lost — they place a loss, they
-    // do not make one.
+    // What the trial lost, end to end (the sender's and the sink's own counts), less the
+    // marker's drops where they show: the interfaces between count a few frames of
+    // their links' own besides (neighbour discovery), which a stage-by-stage sum reads
+    // as lost — they place a loss, they do not make one.
     let total = sent.saturating_sub(c.received * n).saturating_sub(excused);
     if total > allowed {
-        // The first stage with the largest loss (path order breaks ties).
-        let max = stages.iter().map(|s| s.0).max().unwrap_or(0);
-        if let Some((_, by, why)) = stages.into_iter().find(|s| s.0 == max) {
+        // The first stage with the largest loss beyond its upstream link's own frames
+        // (path order breaks ties); where none is beyond them, as counted.
+        let beyond = |s: &Stage| s.0.saturating_sub(s.3);
+        let max = stages.iter().map(beyond).max().unwrap_or(0);
+        let pick = if max > 0 {
+            stages.into_iter().find(|s| beyond(s) == max)
+        } else {
+            let max = stages.iter().map(|s| s.0).max().unwrap_or(0);
+            stages.into_iter().find(|s| s.0 == max)
+        };
+        if let Some((_, by, why, _)) = pick {
             return (by, why);
         }
     }

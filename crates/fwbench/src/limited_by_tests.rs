@@ -573,51 +573,61 @@ fn a_sender_behind_its_schedule_beyond_the_bound_is_late() {
 /// counting 3 frames of its link's neighbour discovery (measured: 106 in at the
 /// gateway and the sink, 3 sent back on each link). It read "limited by sink: the sink
 /// counted 103 of the 106 packets that reached it" — fwbench's limit, on a trial that
-/// lost nothing. The frames a link carried back are its own: taken out, it is nothing.
+/// lost nothing. Whether anything was lost is the sender's and the sink's counts; a
+/// loss is placed beyond each link's own frames, never made of them.
 #[test]
 fn a_links_neighbour_discovery_is_no_loss() {
-    let mut c = path(103, 106, 106, 106, 103);
-    // Nothing was lost end to end, whatever the interfaces counted between.
-    let (by, why) = judge(&c, 0.001);
-    assert_eq!(by, LimitedBy::Nothing, "{why}");
-    // Measured on a testbed used before: one link's discovery one way only (its
-    // request and reply not both in the trial).
-    assert_eq!(
-        judge(&path(101, 102, 101, 101, 101), 0.001).0,
-        LimitedBy::Nothing
-    );
-    c.back = Back {
-        client_link: 3,
-        sink_link: 3,
-    };
+    let c = path(103, 106, 106, 106, 103);
     let (by, why) = judge(&c, 0.001);
     assert_eq!(by, LimitedBy::Nothing, "{why}");
     assert_eq!(
         why,
         "the offered rate got through: 103 packets sent and received"
     );
-    // A gateway that dropped 2 of them shows at its stage, not the sink's: the 3
-    // frames the sink's interface counted of its link's own are taken out.
+    // Measured on a testbed used before: one link's discovery one way only.
+    assert_eq!(
+        judge(&path(101, 102, 101, 101, 101), 0.001).0,
+        LimitedBy::Nothing
+    );
+    let discovery = Back {
+        client_link: 3,
+        sink_link: 3,
+    };
+    // A gateway that dropped 2 of them: as counted, the sink's stage shows more (its
+    // interface's 3 frames of its own); beyond them, the gateway's.
     let mut lost = path(103, 106, 104, 104, 101);
     assert_eq!(judge(&lost, 0.001).0, LimitedBy::Sink, "as counted");
-    lost.back = c.back;
+    lost.back = discovery;
     let (by, why) = judge(&lost, 0.001);
     assert_eq!(by, LimitedBy::Gateway, "{why}");
-    assert_eq!(why, "the gateway forwarded 101 of 103 packets");
-    // More sent back than a link's discovery (ICMP errors, another talker) is not
-    // taken for it: at most OWN_FRAMES_MAX out of a count.
-    let mut chatty = path(1000, 1000, 1000, 1000, 960);
-    chatty.back = Back {
-        client_link: 0,
-        sink_link: 500,
+    assert_eq!(why, "the gateway forwarded 104 of 106 packets");
+    // A frame the gateway sent back unanswered invents no loss before it: with a
+    // marker the update's rule dropped (50, as intended), nothing else was lost.
+    let mut marked = path(1000, 1000, 950, 950, 950);
+    marked.marker_dropped = 50;
+    marked.back = Back {
+        client_link: 5,
+        sink_link: 0,
     };
-    let (by, why) = judge(&chatty, 0.001);
+    let (by, why) = judge(&marked, 0.001);
+    assert_eq!(by, LimitedBy::Nothing, "{why}");
+    // Where every stage's loss is within its link's own frames, it is placed as
+    // counted: the sink lost 2 of the 3 its interface held beyond the gateway's.
+    let mut small = path(1000, 1000, 1000, 1003, 998);
+    small.back = Back {
+        client_link: 0,
+        sink_link: 5,
+    };
+    let (by, why) = judge(&small, 0.001);
     assert_eq!(by, LimitedBy::Sink, "{why}");
-    assert_eq!(
-        why,
-        format!(
-            "the sink counted 960 of the {} packets that reached it",
-            1000 - OWN_FRAMES_MAX
-        )
-    );
+}
+
+/// More sent back than a link's discovery (ICMP errors, another talker on it) is none
+/// of it: nothing of that interface's is taken for its own frames.
+#[test]
+fn more_sent_back_than_discovery_is_none_of_it() {
+    assert_eq!(own_frames(3), 3);
+    assert_eq!(own_frames(OWN_FRAMES_MAX), OWN_FRAMES_MAX);
+    assert_eq!(own_frames(OWN_FRAMES_MAX + 1), 0);
+    assert_eq!(own_frames(500), 0);
 }

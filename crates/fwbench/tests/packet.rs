@@ -385,8 +385,11 @@ fn paced_flow_holds_its_rate_within_its_measured_spread() {
         &["-t", "1", "--rate", "100pps", "--no-pin"],
     );
     let r = &v["result"];
+    // Nothing lost: neither the sink's limit nor the gateway's (a sender stalled past its
+    // last packet's time on this busy VM is the sender's, said so).
     if u(&r["lost"]) == 0 {
-        assert_eq!(r["limited_by"]["by"], "nothing", "{r}");
+        let by = r["limited_by"]["by"].as_str().unwrap_or_default();
+        assert!(["nothing", "sender"].contains(&by), "{r}");
     }
 }
 

@@ -191,7 +191,7 @@ fn stored_updates_read_as_findings_figures_and_table() {
     assert!(a.figures.iter().any(|f| f.id == "updates-add-1-0-delay"));
 
     // The table: commit latency and stall vs installed size.
-    let t = updates_table(&a);
+    let t = updates_table(a);
     assert_eq!(
         t.rows,
         [
@@ -601,7 +601,7 @@ fn request_response_updates_read_in_their_own_words_and_never_mix_with_flows() {
         .unwrap();
     let p: Vec<(f64, f64)> = d.series[0].points.iter().map(|p| (p.x, p.y)).collect();
     assert_eq!(p, vec![(-1.0, 0.04), (0.0, 2.5), (1.0, 0.045)]);
-    let t = updates_table(&a);
+    let t = updates_table(a);
     let updates: Vec<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
     assert_eq!(
         updates,
@@ -718,7 +718,7 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
         "reloading 102 rules with nft by batch took 3 ms (median of 3); forwarding \
          stalled 0 ms at most; 0 packets lost; no must-drop packet passed (3 reloads).",
     );
-    let t = updates_table(&a);
+    let t = updates_table(a);
     let col: Vec<&str> = t.rows.iter().map(|r| r[10].as_str()).collect();
     assert_eq!(col, ["–", "0", "57", "– (flagged)"], "{:?}", t.rows);
     // The timeline: each trial's reloads overlaid, where must-drop packets passed
@@ -977,7 +977,7 @@ fn updates_beside_another_load_are_not_pooled() {
          search)) with nft by batch took 20 ms (median of 1); forwarding stalled 1 ms; 2 \
          packets lost; the rule took effect after 5 ms.",
     );
-    let t = updates_table(&a);
+    let t = updates_table(a);
     let cells: Vec<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
     assert_eq!(
         cells,
@@ -1139,7 +1139,7 @@ fn a_load_reads_as_its_capacity_and_how_sound_that_is() {
         "{:#?}",
         a.findings
     );
-    let t = updates_table(&a);
+    let t = updates_table(a);
     let cells: BTreeSet<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
     let labels: BTreeSet<String> = cases
         .iter()
@@ -1237,7 +1237,7 @@ fn the_loss_of_overlapping_windows_is_not_summed() {
         "adding 1 rule to 20000 (repeated at 1 updates/s) with nft by batch took 2 ms \
          (median of 3); forwarding stalled 1 ms at most; 9 packets lost.",
     );
-    let lost = lost_cells(&a);
+    let lost = lost_cells(a);
     assert_eq!(
         lost,
         [
@@ -1281,7 +1281,7 @@ fn the_loss_of_overlapping_windows_counted_once_is_summed() {
          of these windows first) (1 of 3 updates left out: overloaded: the gateway lost \
          6.1 % before it).",
     );
-    let lost = lost_cells(&a);
+    let lost = lost_cells(a);
     assert_eq!(
         lost,
         [

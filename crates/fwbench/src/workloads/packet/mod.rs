@@ -289,7 +289,7 @@ impl PacketSummary {
                     u.time_to_effect_ms = Some(t - correction_ns as f64 / 1e6);
                     u.effect_resolution_ms = u
                         .effect_resolution_ms
-                        .map(|r| (r + uncertainty_delta_ns as f64 / 1e6).max(0.0));
+                        .map(|r| r + uncertainty_delta_ns as f64 / 1e6);
                 }
                 Some(why) => {
                     u.time_to_effect_ms = None;
@@ -443,12 +443,13 @@ pub fn rate_counters(
         Some(None) => (None, Some(0)),
         None => (None, None),
     };
-    // What the client's link carried back: the gateway's ingresses' transmits.
+    // What the client's link carried back: the gateway's ingresses' transmits, each
+    // as far as it is neighbour discovery.
     let client_link = gw.map_or(0, |g| {
         g.interfaces
             .iter()
             .filter(|i| ingresses.contains(&i.name.as_str()))
-            .map(|i| i.tx_packets)
+            .map(|i| crate::limited_by::own_frames(i.tx_packets))
             .sum()
     });
     let egress: Vec<&proto::IfCounters> = gw
@@ -486,8 +487,9 @@ pub fn rate_counters(
     }
 }
 
-/// The sink's interfaces on the gateway path: what they received and sent (summed
-/// over the sinks, each at its busiest interface).
+/// The sink's interfaces on the gateway path: what they received, and what they sent
+/// back as far as it is neighbour discovery (`limited_by::own_frames`), summed over the
+/// sinks, each at its busiest interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SinkLink {
     pub rx: u64,

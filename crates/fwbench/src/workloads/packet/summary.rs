@@ -38,7 +38,7 @@ pub fn summarise_packet<R: Into<Returned>>(
             .filter_map(|s| busiest(&s.results.interfaces))
             .fold(SinkLink { rx: 0, tx: 0 }, |a, i| SinkLink {
                 rx: a.rx + i.rx_packets,
-                tx: a.tx + i.tx_packets,
+                tx: a.tx + crate::limited_by::own_frames(i.tx_packets),
             })
     });
     let delays = spread_out.then(|| hosts::relate(&shares, &clocked, &mut sinks));
