@@ -737,7 +737,7 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             } + &lost.note();
             // A stall is a run of bins that lost and received none: a commit that held
             // the packets back and then let them all through shows as their delay only.
-            let delay_us = measured.iter().map(|u| u.row.owd_max_us).max().unwrap_or(0);
+            let delay_us = delays(&measured).max().unwrap_or(0);
             if unit == Unit::Packets && delay_us > 0 {
                 t += &format!(
                     "; the background's one-way delay in the update's window reached {} ms",
@@ -1394,6 +1394,16 @@ fn under_load(trials: &SizedTrials, unit: &str) -> String {
     )
 }
 
+/// The background's largest delays in the windows of `updates`, of those whose delays
+/// are figures (not of a flow between two hosts whose clocks could not relate them:
+/// `no_delays`, stored 0).
+fn delays<'a>(updates: &'a [&Update]) -> impl Iterator<Item = u64> + 'a {
+    updates
+        .iter()
+        .filter(|u| u.row.no_delays.is_none())
+        .map(|u| u.row.owd_max_us)
+}
+
 /// Of the updates whose figures hold, those with a stall figure: the background's.
 /// Without a series there was no background (rows stored before fwbench said so
 /// carry a stall of 0 there: not a figure).
@@ -1607,6 +1617,15 @@ fn drawn(u: &Update) -> bool {
     holds(u) && u.row.stall_ms.is_some()
 }
 
+/// `u`'s bins with their delays NaN where they are no figures (`no_delays`: a flow
+/// between two hosts whose clocks could not relate them, stored 0): drawn as none.
+fn delays_or_none(mut b: Vec<[f64; 4]>, u: &Update) -> Vec<[f64; 4]> {
+    if u.row.no_delays.is_some() {
+        b.iter_mut().for_each(|x| x[3] = f64::NAN);
+    }
+    b
+}
+
 /// A stored `series`: `[[ms, received, lost, owd_us], …]` (ms from the commit's start).
 fn bins(series: &str) -> Option<Vec<[f64; 4]>> {
     serde_json::from_str(series).ok()
@@ -1641,8 +1660,11 @@ fn combine(windows: &[Vec<[f64; 4]>], how: fn(Vec<f64>) -> Option<f64>) -> Vec<B
                 ms: at(j, &|b| Some(b[0]))?,
                 received: at(j, &|b| Some(b[1]))?,
                 lost: at(j, &|b| Some(b[2]))?,
-                // A bin that received nothing has no delay (not 0).
-                delay_ms: at(j, &|b| (b[1] > 0.0).then_some(b[3] / 1000.0)),
+                // A bin that received nothing has no delay (not 0), nor one whose delays
+                // are no figures (NaN: [`delays_or_none`]).
+                delay_ms: at(j, &|b| {
+                    (b[1] > 0.0 && b[3].is_finite()).then_some(b[3] / 1000.0)
+                }),
             })
         })
         .collect()
@@ -1805,7 +1827,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
                 .and_then(bins)
                 .filter(|b| !b.is_empty())
             {
-                entry.push((b, u));
+                entry.push((delays_or_none(b, u), u));
             }
         }
     }
@@ -2212,7 +2234,7 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                 },
                 // What a commit that held the background back shows instead of a
                 // stall (one-way, round trip or connection setup, by unit).
-                match measured.iter().map(|u| u.row.owd_max_us).max() {
+                match delays(&measured).max() {
                     Some(us) if us > 0 => num(us as f64 / 1e3),
                     _ => "–".into(),
                 },

@@ -535,6 +535,46 @@ fn a_held_back_background_reads_its_delay_beside_a_stall_of_0() {
     );
 }
 
+/// A flow between two hosts whose clocks could not relate its one-way delays stores them
+/// as 0 beside why (`no_delays`): no figure — said of the updates whose delays are
+/// figures only, in the findings, the table and the delay figure (none drawn).
+#[test]
+fn delays_across_unrelated_clocks_are_no_figure() {
+    let mut ups = repeated(2);
+    ups[0].row.owd_max_us = 8_156;
+    ups[1].row.owd_max_us = 45;
+    let mut apart = ups.clone();
+    for u in &mut apart {
+        u.row.no_delays = Some("two hosts' clocks related only to ± 900 µs".into());
+    }
+    let f = findings(&apart);
+    assert!(!f[0].contains("one-way delay"), "{f:?}");
+    let t = table(&apart).unwrap();
+    assert_eq!(
+        t.rows[0].last().map(String::as_str),
+        Some("–"),
+        "{:?}",
+        t.rows
+    );
+    // Beside one whose delay is a figure: only its.
+    ups[0].row.no_delays = apart[0].row.no_delays.clone();
+    let f = findings(&ups);
+    assert!(
+        f[0].contains("one-way delay in the update's window reached 0.045 ms"),
+        "{f:?}"
+    );
+    // The delay figure draws no line of delays that are no figures.
+    let drawn = |ups: &[Update]| {
+        pooled(ups)
+            .iter()
+            .filter(|f| f.id.ends_with("-delay"))
+            .flat_map(|f| f.series.iter().flat_map(|s| s.points.iter()))
+            .count()
+    };
+    assert!(drawn(&repeated(2)) > 0);
+    assert_eq!(drawn(&apart), 0);
+}
+
 /// A trace's 27 bans took a median of 8 ms, but only the first carried the marker: its
 /// time to effect is that one update's, said so — not read as a median of 27.
 #[test]

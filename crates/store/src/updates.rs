@@ -96,9 +96,12 @@ ALTER TABLE gateway_updates ADD COLUMN violation_from_ms REAL;
 
 /// Version 13: what of each update's loss beyond the baseline lies in no earlier
 /// update's window (`lost_once`: a trial's updates' sum counts each lost packet once
-/// where their windows overlap; NULL: no such figure, or stored before it was counted).
+/// where their windows overlap; NULL: no such figure, or stored before it was counted),
+/// and why the background's delays in its window are no figures (`no_delays`: the
+/// marker's sender and sink two hosts whose clocks cannot relate them; NULL: they are).
 pub(crate) const SCHEMA_V13: &str = "
 ALTER TABLE gateway_updates ADD COLUMN lost_once INTEGER;
+ALTER TABLE gateway_updates ADD COLUMN no_delays TEXT;
 ";
 
 /// One update as stored.
@@ -154,6 +157,11 @@ pub struct UpdateRecord {
     /// such figure, or stored before it was counted.
     #[serde(default)]
     pub lost_once: Option<u64>,
+    /// Why the background's delays in the window (`owd_max_us`, the series' delays: 0
+    /// then) are no figures: a flow whose sender and sink are two hosts whose clocks
+    /// cannot relate its one-way delays (schema 13). `None`: they are figures.
+    #[serde(default)]
+    pub no_delays: Option<String>,
 }
 
 pub(crate) fn insert(
@@ -166,7 +174,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -197,6 +205,7 @@ pub(crate) fn insert(
             u.wait_ms,
             u.violation_from_ms,
             u.lost_once.map(|n| n as i64),
+            u.no_delays,
         ])?;
     }
     Ok(())
@@ -210,7 +219,7 @@ pub(crate) fn read(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
                 lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place,
-                wait_ms, violation_from_ms, lost_once
+                wait_ms, violation_from_ms, lost_once, no_delays
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -241,6 +250,7 @@ pub(crate) fn read(
             wait_ms: r.get(23)?,
             violation_from_ms: r.get(24)?,
             lost_once: r.get::<_, Option<i64>>(25)?.map(|n| n as u64),
+            no_delays: r.get(26)?,
         })
     })?;
     rows.collect()
@@ -297,6 +307,7 @@ mod tests {
             wait_ms: Some(41.5),
             violation_from_ms: Some(-0.4),
             lost_once: Some(3),
+            no_delays: Some("two hosts' clocks".into()),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

@@ -295,6 +295,12 @@ pub struct UpdateEffect {
     /// (completed), lost (failed), mean delay µs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<(f64, u32, u32, f64)>,
+    /// Why the background's delays in the window — `owd_max_us` and the series' —
+    /// are no figures (0 then): a flow whose sender and sink are two hosts whose
+    /// clocks cannot relate its one-way delays. Absent: they are figures (on two hosts
+    /// whose clocks are related, corrected by them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_delays: Option<String>,
     /// Why some of these figures may not be believed (empty window, overloaded
     /// before the update, a time to effect withheld, a commit that outlived the
     /// traffic).
@@ -1243,6 +1249,7 @@ fn effect(
         baseline: None,
         owd_max_us: w.delay_max,
         series,
+        no_delays: None,
         row,
         doubts: vec![],
         violations: None,
@@ -2208,6 +2215,7 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 doubts: (!u.doubts.is_empty())
                     .then(|| serde_json::to_string(&u.doubts).unwrap_or_default()),
                 owd_max_us: u.owd_max_us,
+                no_delays: u.no_delays.clone(),
                 error: r.error.clone(),
                 series: (!u.series.is_empty())
                     .then(|| serde_json::to_string(&u.series).unwrap_or_default()),
@@ -2276,6 +2284,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
             baseline: None,
             owd_max_us: 0,
             series: vec![],
+            no_delays: None,
             doubts: vec![],
             violations: None,
         }],

@@ -253,6 +253,10 @@ impl PacketSummary {
                 *r = RttSummary::default();
             }
         }
+        self.correct_delays(match &unknown {
+            None => Ok(correction_ns),
+            Some(why) => Err(why.clone()),
+        });
         self.correct_effects(correction_ns, ku - su, unknown);
         self.owd_clocks = Some(OwdClocks {
             correction_ns,
@@ -295,6 +299,34 @@ impl PacketSummary {
                     u.time_to_effect_ms = None;
                     u.effect_resolution_ms = None;
                     u.no_time_to_effect = Some(format!("{why}: not dated"));
+                }
+            }
+        }
+    }
+
+    /// The background's one-way delays around each update (`owd_max_us`, the series'),
+    /// receive times on the sink's clock less send stamps on the client's: corrected by
+    /// the two hosts' clocks (`Ok(correction_ns)`, sink − client), or, where they cannot
+    /// relate them (`Err(why)`), no figures — 0, and `no_delays` says why.
+    pub fn correct_delays(&mut self, by: Result<i64, String>) {
+        let Some(e) = &mut self.events else {
+            return;
+        };
+        for u in e.updates.iter_mut() {
+            match &by {
+                Ok(c) => {
+                    let c_us = *c as f64 / 1e3;
+                    u.owd_max_us = (u.owd_max_us as f64 - c_us).max(0.0).round() as u64;
+                    for b in u.series.iter_mut().filter(|b| b.1 > 0) {
+                        b.3 = (b.3 - c_us).max(0.0);
+                    }
+                }
+                Err(why) => {
+                    u.owd_max_us = 0;
+                    for b in u.series.iter_mut() {
+                        b.3 = 0.0;
+                    }
+                    u.no_delays = Some(why.clone());
                 }
             }
         }
@@ -1328,6 +1360,9 @@ mod tests {
         );
         let mut e = crate::workloads::events::planted_summary(0);
         e.updates[0].effect_resolution_ms = Some(1.0);
+        // The background around it: its largest delay 200 µs, a bin's mean 120 µs.
+        e.updates[0].owd_max_us = 200;
+        e.updates[0].series = vec![(0.0, 5, 0, 120.0), (1.0, 0, 3, 0.0)];
         s.events = Some(Box::new(e));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
@@ -1340,6 +1375,12 @@ mod tests {
         // sink's (± 3 µs for ± 1 µs).
         let res = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].effect_resolution_ms;
         assert!((res(&s).unwrap() - 1.002).abs() < 1e-9, "{:?}", res(&s));
+        // The background's delays around it are corrected alike (50 µs less); a bin
+        // that received nothing has none.
+        let up = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].clone();
+        assert_eq!(up(&s).owd_max_us, 150);
+        assert_eq!(up(&s).series, vec![(0.0, 5, 0, 70.0), (1.0, 0, 3, 0.0)]);
+        assert_eq!(up(&s).no_delays, None);
         let why = |s: &PacketSummary| {
             s.events.as_ref().unwrap().updates[0]
                 .no_time_to_effect
@@ -1349,6 +1390,20 @@ mod tests {
         let mut w = base.clone();
         w.apply_clocks(None, Some((0, 1_000_000_000)));
         assert_eq!(tte(&w), None);
+        // Nor delays around it: no figures (0), and why.
+        assert_eq!(up(&w).owd_max_us, 0);
+        assert!(
+            up(&w).series.iter().all(|b| b.3 == 0.0),
+            "{:?}",
+            up(&w).series
+        );
+        assert!(
+            up(&w)
+                .no_delays
+                .is_some_and(|y| y.contains("related only to ± 1000000 µs")),
+            "{:?}",
+            up(&w).no_delays
+        );
         assert!(
             why(&w).is_some_and(|y| y.contains("related only to ± 1000000 µs")),
             "{:?}",

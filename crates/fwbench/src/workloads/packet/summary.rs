@@ -117,6 +117,15 @@ pub fn summarise_packet<R: Into<Returned>>(
     summary.hosts = per_host;
     match delays {
         Some(d) => {
+            // The background's flows between several pairs of hosts, each pair's delays
+            // on its own two clocks: no one correction for their delays together.
+            if d.clocks.is_some() {
+                summary.correct_delays(Err(
+                    "the background's flows run between several pairs of hosts whose clocks \
+                     differ: their one-way delays together are no figure"
+                        .into(),
+                ));
+            }
             if let Some((c, delta, unknown)) =
                 marker_clocks(&shares, &clocked, &sinks, d.clocks.as_ref())
             {
