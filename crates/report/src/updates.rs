@@ -743,6 +743,15 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                     "; the background's one-way delay in the update's window reached {} ms",
                     num(delay_us as f64 / 1e3)
                 );
+                // Of how many, where some updates' delays are no figures.
+                let of = delays(&measured).count();
+                if of < measured.len() {
+                    t += &format!(
+                        " (of the {of} of {} updates whose delays are figures: the others' \
+                         two hosts' clocks could not relate them)",
+                        measured.len()
+                    );
+                }
             }
             t += &left.counted(rows.len());
             t

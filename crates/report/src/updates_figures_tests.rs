@@ -560,7 +560,10 @@ fn delays_across_unrelated_clocks_are_no_figure() {
     ups[0].row.no_delays = apart[0].row.no_delays.clone();
     let f = findings(&ups);
     assert!(
-        f[0].contains("one-way delay in the update's window reached 0.045 ms"),
+        f[0].contains(
+            "one-way delay in the update's window reached 0.045 ms (of the 1 of 2 updates \
+             whose delays are figures: the others' two hosts' clocks could not relate them)"
+        ),
         "{f:?}"
     );
     // The delay figure draws no line of delays that are no figures.

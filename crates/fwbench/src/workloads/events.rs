@@ -1525,13 +1525,13 @@ impl UpdateEffect {
         if let Some(q) = base.queue.filter(|_| unit == Unit::Packets) {
             self.doubts.push(Doubt::new(
                 DoubtKind::Overloaded,
+                // By how much, not from and to: a sender and a sink on two hosts read
+                // their delays across two clocks, whose offset a growth cancels.
                 format!(
-                    "the background's one-way delay grew evenly from {:.1} to {:.1} ms over \
-                     the {:.0} ms before the first update: a queue filled, holding about \
-                     {:.1} % of what was offered — the gateway could not carry the load \
-                     before it{}",
-                    q.from_ms,
-                    q.to_ms,
+                    "the background's one-way delay grew evenly by {:.1} ms over the {:.0} \
+                     ms before the first update: a queue filled, holding about {:.1} % of \
+                     what was offered — the gateway could not carry the load before it{}",
+                    q.to_ms - q.from_ms,
                     q.span_ms,
                     q.share() * 100.0,
                     suggestion(base)

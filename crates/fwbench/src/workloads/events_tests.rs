@@ -1633,11 +1633,12 @@ fn a_queue_filling_before_the_first_update_is_an_overload() {
     );
     let d = u.doubts.iter().find(|d| d.kind == DoubtKind::Overloaded);
     let expected = format!(
-        "the background's one-way delay grew evenly from {:.1} to 135.6 ms over the 950 \
-         ms before the first update: a queue filled, holding about 13.0 % of what was \
-         offered — the gateway could not carry the load before it",
-        q.from_ms
+        "the background's one-way delay grew evenly by {:.1} ms over the 950 ms before the \
+         first update: a queue filled, holding about 13.0 % of what was offered — the \
+         gateway could not carry the load before it",
+        q.to_ms - q.from_ms
     );
+    assert_eq!(format!("{:.1}", q.to_ms), "135.6");
     assert!(
         d.is_some_and(|d| d.why.starts_with(&expected)),
         "{:?}",

@@ -149,9 +149,12 @@ pub fn pair_clocks<A, B>(source: &FromHost<A>, sink: &FromHost<B>) -> Option<(i6
 }
 
 /// Whether delays with median `p50` ns (as measured) are known after a correction of
-/// `c` ± `u` ns: the uncertainty is below the corrected median.
+/// `c` ± `u` ns: the uncertainty is below the corrected median. A median of 0 is none:
+/// the sink floors a receive time before its send stamp to 0 (its clock behind the
+/// sender's by more than the delay), and a delay of 0 shifted by the correction would
+/// read as the clocks' offset.
 pub fn known(count: u64, p50: u64, c: i64, u: i64) -> bool {
-    count > 0 && u < p50 as i64 - c
+    count > 0 && p50 > 0 && u < p50 as i64 - c
 }
 
 /// A delay summary less `correction_ns` (never below 0).
@@ -278,7 +281,18 @@ pub fn relate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use proto::{Counter, OwdGroup};
+
+    /// Delays floored at the sink (its clock behind by more than they took) are no
+    /// delays to correct: 200 µs behind, ± 5 µs, would read 200 µs for a 30-µs path.
+    #[test]
+    fn floored_delays_are_not_known() {
+        assert!(known(100, 80_000, 50_000, 5_000));
+        assert!(known(100, 10, -200_000, 5_000));
+        assert!(!known(100, 0, -200_000, 5_000));
+        assert!(!known(0, 80_000, 0, 5_000));
+    }
 
     fn at(host: u32, place: &str, clock: Option<(i64, i64)>) -> FromHost<()> {
         FromHost {

@@ -232,19 +232,7 @@ fn counted(
                     ingresses.join(", ")
                 );
             };
-            // Less its link's own frames (neighbour discovery), as far as the ingress
-            // sent as many back: a real loss is not hidden behind them.
-            let own: u64 = g
-                .interfaces
-                .iter()
-                .filter(|i| ingresses.contains(&i.name.as_str()))
-                .map(|i| crate::limited_by::own_frames(i.tx_packets))
-                .sum();
-            (
-                "gateway",
-                rx.saturating_sub(own),
-                proto::UdpSinkResults::default(),
-            )
+            ("gateway", rx, proto::UdpSinkResults::default())
         }
     })
 }
