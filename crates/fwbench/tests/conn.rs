@@ -347,10 +347,24 @@ fn nginx_and_curl_check_the_built_in_pair() {
     assert_eq!(count_processes("nginx"), nginx_before, "nginx left behind");
 }
 
+/// On this noisy machine 0.3-s steps can differ by a third at neighbouring parallelisms,
+/// so the search may run out of its 16 trials narrowing: then it must say so (not `ok`,
+/// a `not_converged` doubt naming its best so far), and every figure still holds.
 #[root_test(tb = "forward")]
 fn sessions_parallel_auto_reports_a_sweet_spot() {
-    let v = trial_json("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
-    let v = &v["result"];
+    let t = trial_value("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
+    let v = &t["result"];
+    if v["converged"] == true {
+        assert_eq!(t["status"], "ok", "{t}");
+        assert!(v["doubts"].as_array().is_none_or(|d| d.is_empty()), "{t}");
+    } else {
+        assert_ne!(t["status"], "ok", "{t}");
+        let d = &v["doubts"][0];
+        assert_eq!(d["kind"], "not_converged", "{t}");
+        let best = format!("best so far: {} parallel", u(&v["best_parallel"]));
+        assert!(d["why"].as_str().unwrap().contains(&best), "{t}");
+        assert_eq!(u(&v["trials"]), 16, "{t}");
+    }
     assert_eq!(v["search"], "sweetspot", "{v}");
     let pts = v["points"].as_array().unwrap();
     assert!(pts.len() >= 3, "{v}");
