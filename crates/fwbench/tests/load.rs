@@ -37,7 +37,11 @@ fn a_load_is_refused_where_it_sets_no_rate() {
         ("flow --load 0.5", "--event"),
         (
             "ndr --event add:1@1s --load 0.5 --engine nft",
-            "a search sets the rate of each of its trials",
+            "a search over the rate or the rule count sets them",
+        ),
+        (
+            "degrade -r 1kpps --event add:1@1s --load 0.5 --engine nft",
+            "a search over the rate or the rule count sets them",
         ),
     ]);
 }
@@ -155,4 +159,106 @@ fn a_scenario_searches_the_capacity_once_and_stores_its_floods() {
     assert_eq!(floods as u64, searched, "{err}");
     let flows = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flow'");
     assert_eq!(flows, 4);
+}
+
+/// An envelope at half the capacity (`--load` with `fwbench envelope`): the capacity is
+/// found once, before the steps (its floods stored as the session's capacity steps),
+/// every step's background offered at half of it, and the text, the stored answer and
+/// the report's finding say so.
+#[root_test(tb = "forward")]
+fn an_envelope_at_half_the_capacity_finds_it_once() {
+    let dir = TempDir::new();
+    let db = dir.file("envelope.db");
+    let args = cmd!(
+        "envelope --testbed",
+        &tb.name,
+        "--db",
+        &db,
+        "--engine nft --rules 2000 --flows 2 --sources 2 --event add:1@1s -t 3",
+        "--load 0.5 --max-update-rate 20 --max-trials 2"
+    );
+    let o = fwbench(&args);
+    let (out, err) = (stdout(&o), stderr(&o));
+    // Two steps need not converge: exit 0 or 1, never a refusal or a failure.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}\n{out}");
+    assert_eq!(
+        err.matches("finding what the gateway forwards").count(),
+        1,
+        "{err}"
+    );
+    assert!(out.contains("background at 50 % of "), "{out}");
+    let q = |sql: &str| sqlite_text(&db, sql);
+    let floods = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
+    assert!(floods >= 2, "{err}");
+    assert_eq!(
+        q("SELECT DISTINCT json_extract(results, '$.step_of') FROM trials WHERE workload = 'flood'"),
+        "capacity"
+    );
+    // Every step at half the one capacity, as its parameters record it.
+    let capacity: f64 = q("SELECT DISTINCT json_extract(params, \
+           '$.packet.events.load.capacity.pps') FROM trials WHERE workload != 'flood'")
+    .parse()
+    .unwrap();
+    let steps = q("SELECT offered_pps FROM trials WHERE workload = 'flow'");
+    assert!(!steps.is_empty(), "{err}");
+    for offered in steps.lines() {
+        let offered: f64 = offered.parse().unwrap();
+        let half = capacity / 2.0;
+        assert!((offered - half).abs() < half * 0.05, "{offered} vs {half}");
+    }
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "md", "-o", "-"]);
+    let report = stdout(&o);
+    assert!(
+        report.contains(
+            "Safe envelope of add:1 (batch) updates at 2000 rules (nft, background at 50 % of"
+        ),
+        "{report}"
+    );
+}
+
+/// The same in a scenario (`workload = "envelope"`, `event_load`): the search runs at
+/// the settled background, and the summary's rate is the one it ran at, not the rate as
+/// written (the flow's default).
+#[root_test]
+fn a_scenario_envelope_runs_at_its_settled_load() {
+    let (dir, scenario) = TempDir::with_text(
+        "envelope-load.toml",
+        "name = \"envelope under load\"\nworkload = \"envelope\"\n[params]\n\
+         engine = \"nft\"\nrules = 1000\nflows = 2\nclients = 2\nduration = \"3s\"\n\
+         event = \"add:1@1s\"\nevent_load = \"0.5\"\nmax_update_rate = 20\nmax_trials = 1\n",
+    );
+    let db = dir.file("r.db");
+    let o = fwbench(&["run", scenario.arg(), "--db", db.arg()]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}\n{out}");
+    assert_eq!(
+        err.matches("finding what the gateway forwards").count(),
+        1,
+        "{err}"
+    );
+    let capacity: f64 = sqlite_text(
+        &db,
+        "SELECT json_extract(params, '$.packet.events.load.capacity.pps') FROM trials \
+         WHERE workload = 'envelope'",
+    )
+    .parse()
+    .unwrap();
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("1  envelope"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        row.contains(&format!(" {}pps ", (capacity / 2.0).round())),
+        "{row} (capacity {capacity})"
+    );
+    let offered = sqlite_text(
+        &db,
+        "SELECT offered_pps FROM trials WHERE workload = 'flow'",
+    );
+    let offered: f64 = offered.parse().unwrap();
+    assert!(
+        (offered - capacity / 2.0).abs() < capacity * 0.025,
+        "{offered} vs {capacity}"
+    );
+    assert!(out.contains("background at 50 % of"), "{out}");
 }

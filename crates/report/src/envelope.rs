@@ -26,8 +26,8 @@ pub fn safe_rate(t: &Trial) -> Option<f64> {
     s.rate
 }
 
-/// Safe update rate vs rules installed, one line per case (label or engine), update and
-/// conntrack occupancy (`--ct-fill`),
+/// Safe update rate vs rules installed, one line per case (label or engine), update,
+/// conntrack occupancy (`--ct-fill`) and background load (`--load`),
 /// each point the mean over its searches with their 95 % CI (across searches); drawn
 /// where a line has two sizes or more. Searches without a rate are counted in a note.
 pub fn figures(trials: &[Trial]) -> Vec<Figure> {
@@ -47,8 +47,12 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             Some(n) if n > 0 => format!(", {n} conntrack entries"),
             _ => String::new(),
         };
+        // So is the background's load (`--load`): a share of each size's capacity.
+        let load = crate::updates::load_of(&t.p).map_or(String::new(), |l| {
+            format!(", background at {}", l.over_sizes)
+        });
         let name = format!(
-            "{} {}{fill}",
+            "{} {}{fill}{load}",
             t.label_or_engine().unwrap_or_else(|| "-".into()),
             s.update.as_deref().unwrap_or("?")
         );

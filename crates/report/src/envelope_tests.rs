@@ -76,3 +76,33 @@ fn safe_rates_over_sizes_are_one_line_per_engine_and_update() {
         "{names:?}"
     );
 }
+
+/// An envelope's background at a share of each size's capacity (`--load`) is a line of
+/// its own, named by that share: envelopes at other backgrounds are not one line.
+#[test]
+fn a_background_load_is_a_line_of_its_own() {
+    let loaded = |id: i64, installed: f64, pps: f64| {
+        let mut t = search(id, "nft", installed, Some(5.0), true);
+        t.p = results::stored::StoredParams::read(&serde_json::json!({ "engine": "nft",
+            "packet": { "events": { "load": { "fraction": 0.5, "capacity": { "pps": pps,
+                "background_pps": pps / 2.0, "search": { "loss": 0.0, "step_s": 1.0,
+                "trials": 9, "converged": true, "limited_by_sender": false } } } } } }));
+        t
+    };
+    let trials = vec![
+        search(1, "nft", 1000.0, Some(11.0), true),
+        search(2, "nft", 20_000.0, Some(2.0), true),
+        loaded(3, 1000.0, 90_000.0),
+        loaded(4, 20_000.0, 9_000.0),
+    ];
+    let f = figures(&trials);
+    let names: Vec<&str> = f[0].series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "nft add:1 (batch)",
+            "nft add:1 (batch), background at 50 % of each size's capacity (found by search)"
+        ]
+    );
+    assert!(f[0].series.iter().all(|s| s.points.len() == 2), "{names:?}");
+}

@@ -396,8 +396,11 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
                 ),
                 _ => String::new(),
             };
+            // Its background's load (`--load`): a share of what, and how sound that is.
+            let background = crate::updates::load_of(&t.p)
+                .map_or(String::new(), |l| format!(", background at {}", l.label));
             let what = format!(
-                "Safe envelope of {} updates at {} rules ({}{targets})",
+                "Safe envelope of {} updates at {} rules ({}{background}{targets})",
                 s.update.as_deref().unwrap_or("?"),
                 s.installed.map_or("?".into(), num),
                 t.label_or_engine().unwrap_or_else(|| "-".into())

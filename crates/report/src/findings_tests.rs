@@ -964,3 +964,46 @@ fn lower_bounds_of_both_kinds_say_both() {
         "{f:?}"
     );
 }
+
+/// An envelope's finding names its background's load (`--load`): the share, what of,
+/// and how that capacity was found — or why it may not be believed.
+#[test]
+fn an_envelope_finding_names_its_background_load() {
+    let envelope = |load: serde_json::Value| {
+        search_trial_of(
+            "envelope",
+            "ok",
+            serde_json::json!({"engine": "nft", "packet": {"events": {"load": load}},
+                "search": {"envelope": {"latency_ms": 100.0, "effect_ms": 1000.0}}}),
+            serde_json::json!({"search": "envelope", "converged": true, "rate": 11.3,
+                "fail_rate": 12.1, "update": "add:1 (batch)", "installed": 5000.0}),
+        )
+    };
+    let found = envelope(
+        serde_json::json!({"fraction": 0.5, "capacity": {"pps": 13591.0,
+        "background_pps": 6795.5, "search": {"loss": 0.0, "step_s": 1.0, "trials": 10,
+        "converged": true, "limited_by_sender": false}}}),
+    );
+    assert_eq!(
+        envelopes(&[found]),
+        [
+            "Safe envelope of add:1 (batch) updates at 5000 rules (nft, background at 50 % of \
+          13591 pps (its capacity, found by search), held to p99 latency (due → committed) \
+          ≤ 100 ms and time to effect ≤ 1000 ms): 11.3 updates/s kept the targets, 12.1 \
+          did not."
+        ]
+    );
+    let unsettled = envelope(
+        serde_json::json!({"fraction": 0.5, "capacity": {"pps": 13591.0,
+        "background_pps": 6795.5, "search": {"loss": 0.0, "step_s": 1.0, "trials": 10,
+        "converged": false, "limited_by_sender": false}}}),
+    );
+    let said = envelopes(&[unsettled]).join("");
+    assert!(
+        said.contains("background at 50 % of 13591 pps (a capacity its search did not settle)"),
+        "{said}"
+    );
+    // Without a load, nothing is said of it.
+    let plain = envelope(serde_json::Value::Null);
+    assert!(!envelopes(&[plain]).join("").contains("background"));
+}

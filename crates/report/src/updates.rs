@@ -242,7 +242,7 @@ fn doubt_kind_words(d: &DoubtStored) -> String {
 /// capacity was, "of a
 /// capacity found by search, its figure not stored"; a load or a part of it that does
 /// not read says so, never "of its capacity". `None`: no load.
-fn load_of(p: &StoredParams) -> Option<Load> {
+pub(crate) fn load_of(p: &StoredParams) -> Option<Load> {
     let l = p.event_load()?;
     let Some(fraction) = l.fraction.filter(|f| f.is_finite()) else {
         return Some(Load::same(

@@ -213,8 +213,13 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
 
 fn envelope_text(p: &TrialParams, r: &crate::outcome::search::EnvelopeReport) -> String {
     let t = &r.targets;
+    // `--load`: the background's share and what it was taken of, under the header.
+    let load = (p.events.as_ref())
+        .and_then(|e| e.load.as_ref())
+        .and_then(crate::workloads::events::load_text)
+        .map_or(String::new(), |l| format!("\n  {l}"));
     let mut out = format!(
-        "{}\n  targets: p99 latency (due → committed) ≤ {} ms, time to effect ≤ {} ms, \
+        "{}{load}\n  targets: p99 latency (due → committed) ≤ {} ms, time to effect ≤ {} ms, \
          no must-drop packet passing, every update committed\n  \
          updates/s  committed   p99 latency   p99 commit   effect ms  violations  result\n",
         headed("envelope", p),

@@ -569,12 +569,23 @@ pub fn check_due(e: &EventParams, duration_s: f64, timeout_step_ms: u64) -> Resu
     }))
 }
 
-/// `--load` sets one trial's rate; a search sets its own at every step.
-pub fn check_load(e: &EventParams, search: bool) -> Result<(), Conflict> {
-    if search && e.load.is_some() {
+/// `--load` sets one trial's rate, and an envelope's background (its steps vary the
+/// updates' rate, not the traffic's: the capacity is found once, before them); the
+/// other searches set the traffic's rate or rule count at every step.
+pub fn check_load(
+    e: &EventParams,
+    search: Option<&crate::params::search::Search>,
+) -> Result<(), Conflict> {
+    use crate::params::search::Search;
+    let sets_rate = match search {
+        Some(Search::Ndr(_) | Search::Degrade(_) | Search::Mlr(_) | Search::SweetSpot) => true,
+        Some(Search::Envelope(_)) | None => false,
+    };
+    if sets_rate && e.load.is_some() {
         return Err(
-            "--load sets the rate of one trial (a share of what the gateway forwards); a \
-             search sets the rate of each of its trials: drop --load"
+            "--load sets the rate of one trial (a share of what the gateway forwards) or an \
+             envelope's background; a search over the rate or the rule count sets them at \
+             each of its trials: drop --load"
                 .into(),
         );
     }

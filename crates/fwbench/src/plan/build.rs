@@ -107,7 +107,7 @@ pub fn with_topology(p: &mut TrialParams, topology: Topology) -> Result<(), Plan
 pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(e) = &p.events {
         crate::params::events::check_for(e, &p.kind, p.topology, p.proto)?;
-        crate::params::events::check_load(e, p.search.is_some())?;
+        crate::params::events::check_load(e, p.search.as_ref())?;
         check_events_due(p, e)?;
     }
     check_adaptive(p).map_err(PlanError::Adaptive)?;

@@ -356,7 +356,7 @@ fn run_trials(
             run_id,
             capacities: &mut capacities,
         };
-        let Some(outcome) = run_one(args, plan, t, &pin, on)? else {
+        let Some((ran_as, outcome)) = run_one(args, plan, t, &pin, on)? else {
             ran.interrupted = true;
             break;
         };
@@ -365,7 +365,8 @@ fn run_trials(
         } else {
             0
         };
-        ran.rows.push((t.clone(), outcome));
+        // As it ran: the rate its load settled on is the summary's.
+        ran.rows.push((ran_as, outcome));
         if failed_in_a_row >= MAX_FAILED_IN_A_ROW {
             eprintln!("fwbench: {MAX_FAILED_IN_A_ROW} trials in a row failed; stopping the run (the errors are in the summary)");
             ran.gave_up = true;
@@ -458,14 +459,15 @@ fn settle_load(t: &PlannedTrial, pin: &Pinning, on: &mut On) -> Result<TrialPara
 }
 
 /// One planned trial, placed by `pin`: its warm-up, the trial (or search), stored and
-/// printed (a JSON line with `--json`). `None`: interrupted.
+/// printed (a JSON line with `--json`); it as it ran (its load settled) and its outcome.
+/// `None`: interrupted.
 fn run_one(
     args: &RunArgs,
     plan: &Plan,
     t: &PlannedTrial,
     pin: &Pinning,
     mut on: On,
-) -> Result<Option<Outcome>> {
+) -> Result<Option<(PlannedTrial, Outcome)>> {
     let topology = t.params.topology;
     let params = match settle_load(t, pin, &mut on) {
         Ok(p) => p,
@@ -492,7 +494,7 @@ fn run_one(
         }
     }
     let result = if crate::search::is_search(&t.params) {
-        run_search_trial(testbeds, t, pin, store, run_id)
+        run_search_trial(testbeds, t, &params, pin, store, run_id)
     } else {
         testbeds.run_trial(topology, &params, pin, &INTERRUPTED)
     };
@@ -521,7 +523,7 @@ fn run_one(
             &args.db,
         ))
     })?;
-    Ok(Some(outcome))
+    Ok(Some((ran, outcome)))
 }
 
 /// The run's end: its status stored, the summary (a table, or with `--json` a summary
@@ -641,9 +643,12 @@ fn search_step(
 /// A search (ndr, degrade) as one planned trial of a scenario: every step is stored
 /// as its own flood/flow trial (rep = the search's repetition, key = step), then the
 /// search's result is returned as the planned trial's outcome (stored by the caller).
+/// `settled`: the planned trial's parameters with its `event_load` settled (an
+/// envelope's background, [`settle_load`]).
 fn run_search_trial(
     testbeds: &mut Testbeds,
     t: &PlannedTrial,
+    settled: &TrialParams,
     pin: &Pinning,
     store: &mut Store,
     run_id: i64,
@@ -660,7 +665,7 @@ fn run_search_trial(
         };
         search_step(testbeds, store, run_id, t, pin, q, at)
     };
-    let res = crate::search::run_search(&t.params, &mut runner);
+    let res = crate::search::run_search(settled, &mut runner);
     let mut o = Outcome {
         finished_at: crate::clock::now_utc(),
         ..Outcome::started(started_at)

@@ -49,6 +49,9 @@ fn cli_search(
         }),
     )?;
     let started_at = crate::clock::now_utc();
+    // An envelope's `--load`: the capacity found once, its floods stored as steps of the
+    // session, and every step's background at the share of it (`search::load`).
+    let p = crate::search::load::with_load(&p, &mut |q| s.step(q, results::StepOf::Capacity))?;
     let r = search(&p, &mut |q: &TrialParams| {
         s.step(q, results::StepOf::Search)
     })?;

@@ -96,10 +96,10 @@ pub struct EventArgs {
     /// entries deleted in the same timed update (conntrack -D)
     #[arg(long, requires = "schedule", default_value = "head", value_parser = place)]
     event_place: EventPlace,
-    /// flood, flow: offer the background at a share of what the gateway forwards at the
-    /// installed size, as CSIT's reconfiguration tests do: F (0.5: half the rate a short
-    /// search finds first, a few 1-s floods) or F@RATE (0.5@40kpps: of a stated rate);
-    /// instead of --rate
+    /// flood, flow, envelope: offer the background at a share of what the gateway
+    /// forwards at the installed size, as CSIT's reconfiguration tests do: F (0.5: half
+    /// the rate a short search finds first, a few 1-s floods; an envelope's once, before
+    /// its steps) or F@RATE (0.5@40kpps: of a stated rate); instead of --rate
     #[arg(long, requires = "schedule", value_parser = crate::params::events::parse_load)]
     load: Option<crate::params::events::Load>,
 }
@@ -2063,7 +2063,7 @@ fn load_doubt(l: &crate::params::events::Load) -> Option<Doubt> {
 
 /// "background at 50 % of 41000 pps …": the share `--load` asked for and what it
 /// was taken of (`None` before the trial ran), and its search's doubts.
-fn load_text(l: &crate::params::events::Load) -> Option<String> {
+pub(crate) fn load_text(l: &crate::params::events::Load) -> Option<String> {
     let c = l.capacity.as_ref()?;
     let of = match &c.search {
         None => "as stated".to_string(),
