@@ -274,7 +274,10 @@ impl PacketSummary {
     /// receive time less the commit's start — so its resolution takes the sink's
     /// uncertainty for the client's (`uncertainty_delta_ns`, sink's − client's; which
     /// decides what below 0 is 0 and what is withheld). Where the clocks cannot relate
-    /// them (`unknown`, why), not stated, with why.
+    /// them (`unknown`, why), not stated, with why. Where a reload's must-drop packets
+    /// passed, where their window starts (`violations.from_ms`) is such a receive time
+    /// less the commit's start too: corrected alike, or, where the clocks cannot relate
+    /// it, absent (its count and length, on the sink's clock alone, stay).
     pub fn correct_effects(
         &mut self,
         correction_ns: i64,
@@ -285,6 +288,11 @@ impl PacketSummary {
             return;
         };
         for u in e.updates.iter_mut() {
+            if let Some(v) = u.violations.as_mut() {
+                v.from_ms = (v.from_ms)
+                    .filter(|_| unknown.is_none())
+                    .map(|f| f - correction_ns as f64 / 1e6);
+            }
             let Some(t) = u.time_to_effect_ms else {
                 continue;
             };
@@ -1360,6 +1368,13 @@ mod tests {
         // The background around it: its largest delay 200 µs, a bin's mean 120 µs.
         e.updates[0].owd_max_us = 200;
         e.updates[0].series = vec![(0.0, 5, 0, 120.0), (1.0, 0, 3, 0.0)];
+        // A reload's must-drop packets: 4 passed, from 1 ms after its start (raw).
+        e.updates[0].violations = Some(crate::workloads::events::Violations {
+            passed: 4,
+            window_ms: Some(2.0),
+            from_ms: Some(1.0),
+            probe_gap_ms: 0.05,
+        });
         s.events = Some(Box::new(e));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
@@ -1372,6 +1387,13 @@ mod tests {
         // sink's (± 3 µs for ± 1 µs).
         let res = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].effect_resolution_ms;
         assert!((res(&s).unwrap() - 1.002).abs() < 1e-9, "{:?}", res(&s));
+        // So is where a reload's must-drop window starts (50 µs earlier), its count and
+        // length as they were.
+        let v = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].violations.clone();
+        assert_eq!(
+            v(&s).map(|v| (v.passed, v.window_ms, v.from_ms)),
+            Some((4, Some(2.0), Some(0.95)))
+        );
         // The background's delays around it are corrected alike (50 µs less); a bin
         // that received nothing has none.
         let up = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].clone();
@@ -1402,6 +1424,11 @@ mod tests {
         let mut w = base.clone();
         w.apply_clocks(None, Some((0, 1_000_000_000)));
         assert_eq!(tte(&w), None);
+        // Nor where must-drop packets began to pass: their count and length stay.
+        assert_eq!(
+            v(&w).map(|v| (v.passed, v.window_ms, v.from_ms)),
+            Some((4, Some(2.0), None))
+        );
         // Nor delays around it: no figures (0), and why.
         assert_eq!(up(&w).owd_max_us, 0);
         assert!(
