@@ -560,15 +560,6 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Parameters with `seed` removed (a configuration's identity).
-fn without_seed(params: &Value) -> Value {
-    let mut p = params.clone();
-    if let Some(m) = p.as_object_mut() {
-        m.remove("seed");
-    }
-    p
-}
-
 /// Order of configurations in tables: by every parameter (sorted by name), numbers as
 /// numbers, so a sweep reads top to bottom whatever order the trials ran in.
 fn config_order(a: &Config, b: &Config) -> std::cmp::Ordering {
@@ -595,7 +586,7 @@ pub fn configs(trials: &[Trial], samples: &BTreeMap<i64, BTreeMap<String, f64>>)
     let mut order: Vec<String> = Vec::new();
     let mut by_key: BTreeMap<String, Config> = BTreeMap::new();
     for t in trials {
-        let params = without_seed(&t.params);
+        let params = results::stored::configuration(&t.params);
         let key = format!("{}|{}", t.workload, canonical(&params));
         let c = by_key.entry(key.clone()).or_insert_with(|| {
             order.push(key.clone());

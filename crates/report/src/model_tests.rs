@@ -179,3 +179,63 @@ fn a_paced_share_says_how_many_and_partly() {
     );
     assert_eq!(paced_doubt(("a", p(0, 2)), ("b", p(0, 2))), None);
 }
+
+/// A background at a share of the capacity (`--load`): its capacity and the rate set
+/// from it are found anew each run, so they are no part of the configuration — two
+/// runs' trials at half of two capacities are one configuration; two shares, or a
+/// stated rate without a load, are others.
+#[test]
+fn a_loads_capacity_is_no_part_of_the_configuration() {
+    let loaded = |id: i64, fraction: f64, pps: f64| {
+        trial(
+            id,
+            json!({"engine": "nft", "seed": id, "packet": {"rate": {"pps": fraction * pps},
+                "events": {"event": "add:1@1s", "load": {"fraction": fraction,
+                "capacity": {"pps": pps, "background_pps": fraction * pps}}}}}),
+            "ok",
+            10.0 + id as f64,
+        )
+    };
+    let ts = vec![
+        loaded(1, 0.5, 63_018.0),
+        loaded(2, 0.5, 63_341.0),
+        loaded(3, 0.9, 63_018.0),
+        trial(
+            4,
+            json!({"engine": "nft", "packet": {"rate": {"pps": 31_509.0},
+                "events": {"event": "add:1@1s"}}}),
+            "ok",
+            9.0,
+        ),
+    ];
+    let cs = configs(&ts, &BTreeMap::new());
+    let reps: Vec<Vec<i64>> = cs
+        .iter()
+        .map(|c| c.reps.iter().map(|t| t.id).collect())
+        .collect();
+    assert_eq!(cs.len(), 3, "{reps:?}");
+    assert!(reps.contains(&vec![1, 2]), "{reps:?}");
+    // What the configuration says of it: the share, not a capacity or a rate.
+    let half = cs.iter().find(|c| c.reps.len() == 2).unwrap();
+    assert_eq!(
+        half.flat
+            .get("packet.events.load.fraction")
+            .map(String::as_str),
+        Some("0.5")
+    );
+    assert!(
+        !half
+            .flat
+            .keys()
+            .any(|k| k.contains("capacity") || k.starts_with("packet.rate")),
+        "{:?}",
+        half.flat
+    );
+    // The stated rate without a load keeps its rate.
+    let stated = cs.iter().find(|c| c.reps[0].id == 4).unwrap();
+    assert!(
+        stated.flat.contains_key("packet.rate.pps"),
+        "{:?}",
+        stated.flat
+    );
+}

@@ -792,6 +792,30 @@ pub struct PacketParamsStored {
     pub events: Option<EventParamsStored>,
 }
 
+/// What identifies a configuration in stored parameters: the parameters as asked,
+/// without the seed and without what a trial measured before it ran — a `--load`'s
+/// capacity (`packet.events.load.capacity`) and the rate set from it (`packet.rate`).
+/// A background at half the capacity is one configuration from run to run, its
+/// capacity found again each time (as its planned trial key leaves it out), so
+/// `compare` and `trend` follow it.
+pub fn configuration(params: &Value) -> Value {
+    let mut p = params.clone();
+    let Some(m) = p.as_object_mut() else {
+        return p;
+    };
+    m.remove("seed");
+    if let Some(packet) = m.get_mut("packet").and_then(Value::as_object_mut) {
+        let load = (packet.get_mut("events"))
+            .and_then(|e| e.get_mut("load"))
+            .and_then(Value::as_object_mut)
+            .map(|load| load.remove("capacity"));
+        if load.is_some() {
+            packet.remove("rate");
+        }
+    }
+    p
+}
+
 impl StoredParams {
     /// The rate its gateway event repeated at, updates/s, wherever its workload keeps
     /// it; `None`: once, or no event.
