@@ -242,6 +242,11 @@ pub struct RateCounters {
     pub sink_cpu: Option<f64>,
     /// A saturated CPU the sender shared with the gateway's softirq, where known.
     pub shared_cpu: Option<SharedCpu>,
+    /// The gateway's rules run in its ingress interface's driver (native XDP,
+    /// `firewall::Backend::in_driver`): what the sender got out that its ingress did not
+    /// count was dropped in front of its program (a veth's XDP ring, full: the
+    /// program did not keep up) — the gateway's, however busy its steered CPUs were.
+    pub in_driver: bool,
 }
 
 /// Frames a link carried back against a one-way trial ([`RateCounters::back`]).
@@ -336,10 +341,16 @@ impl Limit {
             )),
             LimitedBy::SharedCpu => Some(format!(
                 "the sender and the gateway's packet processing shared CPU {}: this rate is \
-                 neither the sender's limit nor the gateway's (pin them apart, \
-                 --pin-client and --pin-gateway, to measure the gateway)",
+                 neither the sender's limit nor the gateway's ({})",
                 self.shared_cpu
-                    .map_or_else(|| "?".to_string(), |c| c.to_string())
+                    .map_or_else(|| "?".to_string(), |c| c.to_string()),
+                if self.counters.is_some_and(|c| c.in_driver) {
+                    "its XDP program runs in the receive poll of a veth's sending side, which \
+                     pinning does not move: the gateway's own rate needs a sender on another \
+                     machine (a testbed file)"
+                } else {
+                    "pin them apart, --pin-client and --pin-gateway, to measure the gateway"
+                }
             )),
             LimitedBy::Gateway | LimitedBy::Nothing => None,
         }
@@ -358,8 +369,13 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
     let shared = match (by, c.shared_cpu) {
         (LimitedBy::Sender, Some(s)) => {
             by = LimitedBy::SharedCpu;
+            // Native XDP runs where the veth's receive poll runs: the sending CPU.
+            let xdp = match c.in_driver {
+                true => ", the gateway's XDP program in the receive poll of the sender's veth",
+                false => "",
+            };
             why = format!(
-                "sender and gateway on CPU {} (its softirq {:.0} %, the CPU {:.0} % busy), so the sender's verdict is not clean: {why}",
+                "sender and gateway on CPU {} (its softirq {:.0} %, the CPU {:.0} % busy{xdp}), so the sender's verdict is not clean: {why}",
                 s.cpu,
                 s.softirq * 100.0,
                 s.busy * 100.0
@@ -641,15 +657,18 @@ fn path_stages(c: &RateCounters, unit: &str) -> (Vec<Stage>, usize) {
             own,
         ));
         let lost = lost - backlog;
-        let by = if busy(c.gateway_cpu) {
-            LimitedBy::Gateway
-        } else {
-            LimitedBy::Sender
+        let (by, ahead) = match (c.in_driver, busy(c.gateway_cpu)) {
+            (true, _) => (
+                LimitedBy::Gateway,
+                " (dropped in front of its XDP program, which did not take them in time)",
+            ),
+            (false, true) => (LimitedBy::Gateway, ""),
+            (false, false) => (LimitedBy::Sender, ""),
         };
         stages.push((
             lost,
             by,
-            format!("{lost} of {at} {unit} {from} did not reach the gateway"),
+            format!("{lost} of {at} {unit} {from} did not reach the gateway{ahead}"),
             own,
         ));
         at = g_in;

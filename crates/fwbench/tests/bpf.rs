@@ -152,6 +152,28 @@ fn six_thousand_linear_rules_and_map_entries_count_every_packet_at_the_last() {
     }
 }
 
+/// Native XDP on a veth runs in the receive poll of the sending side, wherever the
+/// gateway is pinned: a flood through 2 000 rules is never "limited by the sender"
+/// (its CPU held the gateway's program; seen: "the sender got out 23 104 packets, all
+/// as fast as it could … this rate is fwbench's sender limit", CPU 0's softirq 78 %),
+/// nor are packets dropped in front of the program (the veth's XDP ring) the sender's.
+#[root_test(serial, tb = "forward")]
+fn a_native_xdp_gateway_is_never_the_senders_limit() {
+    for _ in 0..3 {
+        let v = trial_value(
+            "flood",
+            &tb.name,
+            &cmd!("--engine xdp --rules 2000 -t 1 --pin-client 0 --pin-gateway 1"),
+        );
+        let l = &v["result"]["limited_by"];
+        let by = l["by"].as_str().unwrap_or_default();
+        assert!(by == "shared-cpu" || by == "gateway", "{l}");
+        if by == "shared-cpu" {
+            assert!(l["why"].as_str().unwrap().contains("XDP program"), "{l}");
+        }
+    }
+}
+
 /// A gateway event on a BPF engine (issue 25): a map write during a flow trial. The
 /// marker flow's drop rule (or set element) takes effect at the sink, all of the
 /// loss is in the bins, and the rule set is as installed again for the verdicts.

@@ -264,6 +264,10 @@ impl BpfEngine {
 }
 
 impl Backend for BpfEngine {
+    fn in_driver(&self) -> bool {
+        self.attach == Attach::XdpNative
+    }
+
     fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
         let (mut table, mut out, set_names) = self.table(rs)?;
         table.room = opts.rule_room;

@@ -95,6 +95,15 @@ pub trait Backend: Sync {
         vec![]
     }
 
+    /// Whether the rules run in the ingress interface's driver (native XDP): before
+    /// the kernel steers a packet to the gateway's CPUs, wherever the interface's NAPI
+    /// polls — on a veth, the CPU that sent the packet, or wherever its poll last
+    /// stayed — and a packet the program cannot take in time is dropped in front of
+    /// it, on the sending side (a veth counts it as its peer's transmit drop).
+    fn in_driver(&self) -> bool {
+        false
+    }
+
     /// The unit of an element's timeout, ms: a timeout is rounded up to it (nft: 1;
     /// ipset: whole seconds).
     fn timeout_step_ms(&self) -> u64 {
@@ -276,6 +285,16 @@ mod tests {
             let r = backend(e).render(&RuleSet::empty(Ip::V4), &EngineOptions::default());
             assert!(r.is_ok(), "{e}: {r:?}");
         }
+    }
+
+    /// Only native XDP runs in the ingress driver, before the kernel steers packets:
+    /// generic XDP and tc run after it, as netfilter does.
+    #[test]
+    fn only_native_xdp_runs_in_the_driver() {
+        let in_driver: Vec<Engine> = (Engine::ALL.iter().copied())
+            .filter(|&e| backend(e).in_driver())
+            .collect();
+        assert_eq!(in_driver, [Engine::Xdp, Engine::XdpMap]);
     }
 
     #[test]

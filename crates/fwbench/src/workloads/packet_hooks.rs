@@ -22,8 +22,13 @@ pub fn judge_limit(figures: &mut Figures, f: &Finish) {
     let Some(k) = f.p.packet() else {
         return;
     };
+    // Rules in the ingress driver (native XDP) run where its NAPI polls — on a veth the
+    // sending CPU, or wherever its poll stayed — not on the CPUs the gateway's packets
+    // are steered to: for them the gateway is not steered.
+    let in_driver = firewall::engine::backend(f.p.engine).in_driver();
     let steered =
-        f.p.gateway_cpu_list(crate::host::probe::cpus(), f.pin.gateway.as_deref());
+        (f.p.gateway_cpu_list(crate::host::probe::cpus(), f.pin.gateway.as_deref()))
+            .filter(|_| !in_driver);
     // Each host's threads, as the trial shared them out.
     let (clients, servers) = (f.tb.hosts_of(Host::Client), f.tb.hosts_of(Host::Server));
     let sender: Vec<u32> =
@@ -51,12 +56,13 @@ pub fn judge_limit(figures: &mut Figures, f: &Finish) {
         &sink,
         steered.as_deref(),
         place,
+        in_driver,
     );
 }
 
 /// The verdict of `figures` (flood and flow) again from the samples: `sender_threads`
-/// and `sink_threads` per host, the gateway's CPUs (`None`: not steered) and where the
-/// sender ran.
+/// and `sink_threads` per host, the gateway's CPUs (`None`: not steered), where the
+/// sender ran and whether the gateway's rules run in its ingress driver.
 fn judge_with_cpus(
     figures: &mut Figures,
     samples: &[crate::testbed::Sampled],
@@ -64,6 +70,7 @@ fn judge_with_cpus(
     sink_threads: &[u32],
     gateway_cpus: Option<&str>,
     sender: SenderPlace,
+    in_driver: bool,
 ) {
     let samples: Vec<(&str, u32, &proto::MetricSample)> = samples
         .iter()
@@ -93,5 +100,6 @@ fn judge_with_cpus(
     c.gateway_cpu = cpus.gateway;
     c.sink_cpu = cpus.sink;
     c.shared_cpu = shared;
+    c.in_driver = in_driver;
     s.limited_by = Some(Box::new(limited_by(&c, LIMIT_TOLERANCE)));
 }
