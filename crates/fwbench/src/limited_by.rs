@@ -294,6 +294,10 @@ pub struct Limit {
     /// The CPU the sender shared with the gateway's softirq (with `shared-cpu`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_cpu: Option<usize>,
+    /// The gateway's rules ran in its ingress driver (native XDP,
+    /// [`RateCounters::in_driver`]): pinning does not move them (absent: false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_driver: bool,
     /// The counters it was judged from (judged again once the roles' CPU figures are
     /// in; not stored).
     #[serde(skip)]
@@ -311,6 +315,7 @@ impl Limit {
             gateway_cpu: None,
             sink_cpu: None,
             shared_cpu: None,
+            in_driver: false,
             counters: None,
         }
     }
@@ -344,7 +349,7 @@ impl Limit {
                  neither the sender's limit nor the gateway's ({})",
                 self.shared_cpu
                     .map_or_else(|| "?".to_string(), |c| c.to_string()),
-                if self.counters.is_some_and(|c| c.in_driver) {
+                if self.in_driver {
                     "its XDP program runs in the receive poll of a veth's sending side, which \
                      pinning does not move: the gateway's own rate needs a sender on another \
                      machine (a testbed file)"
@@ -410,6 +415,7 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         gateway_cpu: c.gateway_cpu,
         sink_cpu: c.sink_cpu,
         shared_cpu: shared,
+        in_driver: c.in_driver,
         counters: Some(*c),
     }
 }

@@ -171,6 +171,8 @@ fn a_native_xdp_gateway_is_never_the_senders_limit() {
         if by == "shared-cpu" {
             assert!(l["why"].as_str().unwrap().contains("XDP program"), "{l}");
         }
+        // Stored with it, for the report's placement finding.
+        assert_eq!(l["in_driver"], true, "{l}");
     }
 }
 

@@ -354,13 +354,15 @@ fn nginx_and_curl_check_the_built_in_pair() {
 fn sessions_parallel_auto_reports_a_sweet_spot() {
     let t = trial_value("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
     let v = &t["result"];
+    let doubts = v["doubts"].as_array().cloned().unwrap_or_default();
+    let not_converged = doubts.iter().find(|d| d["kind"] == "not_converged");
+    // Other doubts (the best at the largest parallelism searched, its step flagged)
+    // flag the trial either way.
+    assert_eq!(t["status"] == "ok", doubts.is_empty(), "{t}");
     if v["converged"] == true {
-        assert_eq!(t["status"], "ok", "{t}");
-        assert!(v["doubts"].as_array().is_none_or(|d| d.is_empty()), "{t}");
+        assert!(not_converged.is_none(), "{t}");
     } else {
-        assert_ne!(t["status"], "ok", "{t}");
-        let d = &v["doubts"][0];
-        assert_eq!(d["kind"], "not_converged", "{t}");
+        let d = not_converged.unwrap_or_else(|| panic!("not converged, no doubt says so: {t}"));
         let best = format!("best so far: {} parallel", u(&v["best_parallel"]));
         assert!(d["why"].as_str().unwrap().contains(&best), "{t}");
         assert_eq!(u(&v["trials"]), 16, "{t}");

@@ -311,6 +311,25 @@ pub fn fwbench_limit_warnings(trials: &[Trial]) -> Vec<String> {
 /// own), said once as what it measures, not as a warning per trial.
 fn placement(trials: &[Trial]) -> Option<String> {
     let (shared, judged) = limited_counts(trials, LimitedBy::SharedCpu);
+    // Native XDP runs in the receive poll of the sender's veth: pinning does not move it.
+    let in_driver = trials
+        .iter()
+        .filter_map(|t| t.stored.packet.as_ref()?.limited_by.as_ref())
+        .filter(|l| l.by == Some(LimitedBy::SharedCpu) && l.in_driver == Some(true))
+        .count();
+    const XDP: &str = "its XDP program runs in the receive poll of the sender's veth, \
+                       which pinning does not move: the gateway's own rate needs a sender \
+                       on another machine (a testbed file)";
+    let act = match (in_driver, shared) {
+        (0, _) => {
+            "To measure the gateway alone, pin it apart (pin_gateway, --pin-gateway).".to_string()
+        }
+        (x, n) if x == n => format!("For these trials' gateway {XDP}."),
+        (x, _) => format!(
+            "To measure the gateway alone, pin it apart (pin_gateway, --pin-gateway); in \
+             {x} of them, native XDP, {XDP}."
+        ),
+    };
     (shared > 0).then(|| {
         format!(
             "Placement: in {shared} of {judged} packet trials the sender and the gateway's \
@@ -318,8 +337,7 @@ fn placement(trials: &[Trial]) -> Option<String> {
              each rate is the cost of the whole path — sending, forwarding, the rules — on \
              one core, not the gateway's limit alone, and a cost per rule over these trials \
              is still the rules' (the sender's share of each packet's time does not grow \
-             with them). To measure the gateway alone, pin it apart (pin_gateway, \
-             --pin-gateway)."
+             with them). {act}"
         )
     })
 }

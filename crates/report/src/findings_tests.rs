@@ -61,7 +61,29 @@ fn rates_fwbench_limited_are_warned_of() {
         "{p}"
     );
     assert!(p.contains("the cost of the whole path"), "{p}");
+    assert!(
+        p.ends_with("pin it apart (pin_gateway, --pin-gateway)."),
+        "{p}"
+    );
     assert_eq!(placement(&[trial(Some("gateway"))]), None);
+    // Native XDP (its program in the sender's veth's receive poll): pinning does not
+    // move it, so it is not advised for those trials.
+    let xdp = || {
+        Trial::new(store::TrialRow {
+            trial_key: "k".into(),
+            results: serde_json::json!({"packet": {"limited_by": {"by": "shared-cpu",
+                "why": "w", "in_driver": true}}}),
+            ..crate::testing::trial_row(1, "flood")
+        })
+    };
+    let p = placement(&[xdp(), xdp()]).unwrap();
+    assert!(p.contains("which pinning does not move"), "{p}");
+    assert!(!p.contains("--pin-gateway"), "{p}");
+    let p = placement(&[xdp(), trial(Some("shared-cpu"))]).unwrap();
+    assert!(
+        p.contains("pin it apart (pin_gateway, --pin-gateway); in 1 of them, native XDP"),
+        "{p}"
+    );
 }
 
 /// Flood trials of one engine at `rules`, `reps` repetitions each, received packets/s

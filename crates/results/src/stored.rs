@@ -203,6 +203,10 @@ pub struct LimitStored {
     pub by: Option<LimitedBy>,
     #[serde(deserialize_with = "lenient")]
     pub why: Option<String>,
+    /// The gateway's rules ran in its ingress driver (native XDP): pinning does not
+    /// move them (absent: not, or stored before it was said).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub in_driver: Option<bool>,
 }
 
 /// `packet.conntrack`: the gateway's conntrack table under new flows.

@@ -212,6 +212,7 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
                     gateway_cpu: None,
                     sink_cpu: None,
                     shared_cpu: None,
+                    in_driver: false,
                     counters: Some(RateCounters {
                         paced,
                         scheduled: (4125.0 * elapsed_s) as u64,

@@ -657,7 +657,9 @@ fn run_search_trial(
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let key = scenario::trial_key(q, t.rep * 10_000 + step);
+        // Keyed as asked: an envelope's steps whatever capacity its load settled on.
+        let asked = crate::search::load::as_asked(q, &t.params);
+        let key = scenario::trial_key(&asked, t.rep * 10_000 + step);
         let at = StepAt {
             key,
             step,

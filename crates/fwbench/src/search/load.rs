@@ -190,6 +190,23 @@ pub fn at_capacity(p: &TrialParams, found: &Found) -> TrialParams {
     at_share(p, found.pps, found.search.clone())
 }
 
+/// A search's step `q` (of a search over `planned`, its load settled) with the load
+/// and the background's rate as `planned` asked them: what identifies the step whatever
+/// capacity the load's search found — a resumed run finds it again from stored floods,
+/// and its last bits need not survive the round trip through the store. Without a
+/// load, `q` as it is.
+pub fn as_asked(q: &TrialParams, planned: &TrialParams) -> TrialParams {
+    let mut k = q.clone();
+    let asked = planned.events.as_ref().and_then(|e| e.load.clone());
+    if let (Some(e), Some(load)) = (k.events.as_mut(), asked) {
+        e.load = Some(load);
+        if let (Some(r), Some(a)) = (k.kind.packet_mut(), planned.packet()) {
+            r.rate = a.rate;
+        }
+    }
+    k
+}
+
 /// What identifies the capacity search `p` needs: the floods it would run (its shape,
 /// its installed rules, no events). Configurations that differ only in their events —
 /// the method, the share — rest on one search; repetitions of one configuration too.

@@ -278,3 +278,33 @@ fn a_capacity_searchs_doubts_reach_its_record() {
     assert!(!j.to_string().contains("doubts"), "{j}");
     assert!(!j.to_string().contains("fail_by_fwbench"), "{j}");
 }
+
+/// A search step under a settled load is keyed as asked: two capacities, one key (a
+/// resumed scenario finds its envelope's stored steps whatever the last bits of the
+/// capacity it found again); the step's own settings (its update rate) still count,
+/// and without a load the step is as it is.
+#[test]
+fn a_steps_key_is_its_load_as_asked() {
+    let planned = flow_with("0.5");
+    let at = |pps: f64, rate: f64| {
+        let mut q = at_capacity(&planned, &Found { pps, search: None });
+        if let Some(e) = q.events.as_mut() {
+            e.rate = Some(rate);
+        }
+        q
+    };
+    let key = |q: &TrialParams| crate::plan::scenario::trial_key(&as_asked(q, &planned), 1);
+    assert_eq!(key(&at(41_000.0, 5.0)), key(&at(41_000.000_000_01, 5.0)));
+    assert_ne!(key(&at(41_000.0, 5.0)), key(&at(41_000.0, 10.0)));
+    assert_eq!(as_asked(&at(41_000.0, 5.0), &planned).events, {
+        let mut e = planned.events.clone();
+        if let Some(e) = e.as_mut() {
+            e.rate = Some(5.0);
+        }
+        e
+    });
+    let plain = flow_with("0.5@40kpps");
+    let mut none = plain.clone();
+    none.events = None;
+    assert_eq!(as_asked(&none, &plain), none);
+}

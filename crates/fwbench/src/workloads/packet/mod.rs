@@ -312,6 +312,18 @@ impl PacketSummary {
         }
     }
 
+    /// Where each reload's must-drop packets began to pass (`violations.from_ms`): no
+    /// figure, where the marker's flows run between several pairs of hosts whose clocks
+    /// differ (their count and window length, each on its sink's clock, stay).
+    pub fn withhold_violation_starts(&mut self) {
+        let Some(e) = &mut self.events else {
+            return;
+        };
+        for v in e.updates.iter_mut().filter_map(|u| u.violations.as_mut()) {
+            v.from_ms = None;
+        }
+    }
+
     /// The background's one-way delays around each update (`owd_max_us`, the series'),
     /// receive times on the sink's clock less send stamps on the client's: corrected by
     /// the two hosts' clocks (`Ok(correction_ns)`, sink − client), or, where they cannot
@@ -1427,6 +1439,13 @@ mod tests {
         // Nor where must-drop packets began to pass: their count and length stay.
         assert_eq!(
             v(&w).map(|v| (v.passed, v.window_ms, v.from_ms)),
+            Some((4, Some(2.0), None))
+        );
+        // Marker flows between several pairs of hosts: no one correction dates it.
+        let mut spread = base.clone();
+        spread.withhold_violation_starts();
+        assert_eq!(
+            v(&spread).map(|v| (v.passed, v.window_ms, v.from_ms)),
             Some((4, Some(2.0), None))
         );
         // Nor delays around it: no figures (0), and why.

@@ -131,6 +131,12 @@ pub fn summarise_packet<R: Into<Returned>>(
             {
                 summary.correct_effects(c, delta, unknown);
             }
+            // A reload's must-drop window starts at the earliest of every marker flow's
+            // receive times, and those flows may run between other pairs of hosts than
+            // flow 0's, whose clocks date the time to effect: no one correction dates it.
+            if d.clocks.is_some() {
+                summary.withhold_violation_starts();
+            }
             summary.owd_clocks = d.clocks;
         }
         None => {
